@@ -1,0 +1,71 @@
+# Thin wrappers over CMake. The build tree is build/; lesson executables are copied to the root.
+#
+#   make lesson08          build lesson 08 and leave ./lesson08 here
+#   make                   build everything
+#   make test              configure, build, run every test (GPU tests skip without a GPU)
+#   make bench             every lesson over the standard sweep -> docs/results.csv and .md
+#   make diff L=08         what lesson 08 adds: diff of lesson 07's kernel against lesson 08's
+#   make resources         registers, shared memory and spills of every lesson kernel
+#   make sanitize          compute-sanitizer (memcheck, racecheck, synccheck) on every lesson
+#   make profile L=08      Nsight Compute report of lesson 08      (profiles/README.md)
+#   make compare A=07 B=08 two lessons' profiles side by side      (profiles/README.md)
+
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_ARGS ?=
+PYTHON ?= python3
+
+LESSON_DIRS := $(sort $(wildcard lessons/[0-9][0-9]_*))
+LESSON_IDS := $(foreach dir,$(LESSON_DIRS),$(firstword $(subst _, ,$(notdir $(dir)))))
+LESSON_TARGETS := $(addprefix lesson,$(LESSON_IDS))
+
+.PHONY: all configure test bench diff resources sanitize clean $(LESSON_TARGETS)
+
+all: configure
+	cmake --build $(BUILD) -j $(JOBS)
+	@for id in $(LESSON_IDS); do cp -f $(BUILD)/lessons/lesson$$id ./lesson$$id; done
+
+configure:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) > /dev/null
+
+$(LESSON_TARGETS): lesson%: configure
+	cmake --build $(BUILD) -j $(JOBS) --target lesson$*
+	@cp -f $(BUILD)/lessons/lesson$* ./lesson$*
+
+test: configure
+	cmake --build $(BUILD) -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure
+
+COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+bench: configure
+	cmake --build $(BUILD) -j $(JOBS) --target gemm_bench
+	$(BUILD)/lessons/gemm_bench --csv docs/results.csv --commit $(COMMIT)
+	$(PYTHON) profiles/results_table.py docs/results.csv > docs/results.md
+
+diff:
+	@test -n "$(L)" || { echo "usage: make diff L=NN (NN >= 02)"; exit 2; }
+	@new=$$(ls -d lessons/$(L)_* 2>/dev/null); \
+	 old=$$(ls -d lessons/$$(printf '%02d' $$((10#$(L) - 1)))_* 2>/dev/null); \
+	 test -n "$$new" -a -n "$$old" || { echo "make diff: no lessons $(L) and its predecessor"; exit 2; }; \
+	 diff -u $$old/kernel.cuh $$new/kernel.cuh; test $$? -le 1
+
+resources:
+	@cmake -S . -B $(BUILD)/resources -DCMAKE_BUILD_TYPE=Release -DGEMM_PTXAS_VERBOSE=ON $(CMAKE_ARGS) > /dev/null
+	@cmake --build $(BUILD)/resources -j $(JOBS) --target gemm_common > /dev/null 2>&1
+	@for id in $(LESSON_IDS); do \
+	   find $(BUILD)/resources/lessons -path "*lesson$$id.dir*" -name '*.o' -delete; \
+	   cmake --build $(BUILD)/resources --target lesson$$id > $(BUILD)/resources/ptxas_lesson$$id.log 2>&1 \
+	     || { cat $(BUILD)/resources/ptxas_lesson$$id.log; exit 1; }; \
+	 done
+	@$(PYTHON) profiles/resources.py $(addprefix $(BUILD)/resources/ptxas_lesson,$(addsuffix .log,$(LESSON_IDS)))
+
+SANITIZE_SHAPE ?= --m 200 --n 136 --k 264
+sanitize: all
+	@for id in $(LESSON_IDS); do for tool in memcheck racecheck synccheck; do \
+	   echo "== lesson$$id $$tool"; \
+	   compute-sanitizer --tool $$tool --error-exitcode 1 ./lesson$$id $(SANITIZE_SHAPE) --profile \
+	     || exit 1; \
+	 done; done
+
+clean:
+	rm -rf $(BUILD) $(LESSON_TARGETS)

@@ -1,0 +1,33 @@
+#include "common/gemm.hpp"
+
+#include <cstdint>
+#include <limits>
+
+namespace gemm {
+
+std::optional<std::string> shape_contract_violation(const GemmProblem& problem) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  const struct {
+    const char* name;
+    int64_t value;
+    int64_t minimum;
+    int64_t multiple;
+  } dims[] = {{"M", problem.m, 1, 1}, {"N", problem.n, 8, 8}, {"K", problem.k, 8, 8}};
+
+  for (const auto& dim : dims) {
+    const std::string value = std::to_string(dim.value);
+    if (dim.value < dim.minimum)
+      return std::string(dim.name) + " = " + value + " is too small: the shape contract needs " +
+             dim.name + " >= " + std::to_string(dim.minimum);
+    if (dim.value > kMax)
+      return std::string(dim.name) + " = " + value +
+             " is too large: the shape contract needs each of M, N, K <= 2147483647";
+    if (dim.value % dim.multiple != 0)
+      return std::string(dim.name) + " = " + value + " is not a multiple of " +
+             std::to_string(dim.multiple) + ": the shape contract needs " + dim.name + " % " +
+             std::to_string(dim.multiple) + " == 0 (rows of 16 bytes)";
+  }
+  return std::nullopt;
+}
+
+}  // namespace gemm

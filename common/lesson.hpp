@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdio>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "common/gemm.hpp"
+
+namespace gemm {
+
+// The compute capability a lesson needs.
+enum class MinArch {
+  sm80,   // mma.sync, ldmatrix, cp.async: any GPU from Ampere on (lessons 01-06)
+  sm90a,  // wgmma, TMA, setmaxnreg: Hopper's arch-specific target, compute capability 9.0 only
+};
+
+// Everything the harness, the tests, the benchmark and the grader need to know about a lesson.
+// Each lesson defines one of these next to its kernel (lessonNN::kLesson) and lists it in the
+// registry (lessons/registry.cu).
+struct Lesson {
+  int id;             // 1..15
+  const char* slug;   // folder name without the number, e.g. "smem_tiling"
+  const char* title;  // one line: what the lesson adds
+  void (*launch)(const GemmArgs& args, cudaStream_t stream);
+  size_t (*workspace_bytes)(const GemmProblem& problem);  // nullptr: the lesson needs none
+  MinArch min_arch;
+};
+
+// "lesson07": the name of the executable, the ctest prefix and the kernel namespace.
+inline std::string lesson_name(const Lesson& lesson) {
+  char name[16];
+  std::snprintf(name, sizeof(name), "lesson%02d", lesson.id);
+  return name;
+}
+
+}  // namespace gemm

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "common/gemm.hpp"
+#include "common/host_device.hpp"
+
+namespace gemm {
+
+// ---- The pass rule (COURSE.md section 4) ----------------------------------------------------
+//
+// An element passes if |d - ref| <= 2^-7 * |ref| + 2^-7 * rms(ref).
+//
+// Why these two terms: D is rounded to bf16, whose 8-bit significand has a relative rounding
+// error of at most 2^-9; accumulating K products in fp32 in a different order than the reference
+// adds a little more. 2^-7 * |ref| leaves 4x headroom over bf16 rounding. Elements whose true
+// value is near zero (sums of +/- products that cancel) cannot be held to a relative bound, so the
+// second term allows an absolute error of 2^-7 of the typical magnitude of D.
+// NaN and Inf never pass.
+inline constexpr double kTolerance = 1.0 / 128.0;  // 2^-7
+
+GEMM_HOST_DEVICE inline double allowed_error(double reference, double reference_rms) {
+  return kTolerance * fabs(reference) + kTolerance * reference_rms;
+}
+
+// |got - reference| in units of the allowed error: <= 1 passes. +Inf for NaN or Inf.
+GEMM_HOST_DEVICE inline double normalized_error(double got, double reference, double reference_rms) {
+  if (!(fabs(got) <= DBL_MAX)) return INFINITY;  // NaN or Inf (every comparison with NaN is false)
+  const double error = fabs(got - reference);
+  const double allowed = allowed_error(reference, reference_rms);
+  if (allowed == 0) return error == 0 ? 0 : INFINITY;
+  return error / allowed;
+}
+
+// ---- Poisoned outputs -----------------------------------------------------------------------
+//
+// Before a lesson runs, D (and a guard zone after it) is filled with this bit pattern: a negative
+// NaN that no arithmetic produces (NaN from arithmetic or conversion is the positive 0x7FFF or
+// 0x7FC0). An element still holding it afterwards was never written.
+inline constexpr uint16_t kPoisonBits = 0xFFFF;
+
+void poison(bf16* data, size_t count, cudaStream_t stream);
+
+// ---- Comparison -----------------------------------------------------------------------------
+
+struct VerifyReport {
+  int64_t elements = 0;
+  int64_t mismatches = 0;   // failing elements, NaN/Inf and unwritten ones included
+  int64_t nan_or_inf = 0;   // of those, how many are NaN or Inf (unwritten excluded)
+  int64_t unwritten = 0;    // of those, how many still hold the poison
+  int64_t guard_overwritten = 0;  // elements of the guard zone after D that were written
+  double max_normalized_error = 0;  // over all elements; <= 1 passes, inf if any NaN/Inf
+  double max_abs_error = 0;         // over the finite, written elements
+  double reference_rms = 0;
+  int64_t first_mismatch = -1;  // row-major index of the first failing element, -1 if none
+  double first_mismatch_got = 0;
+  double first_mismatch_expected = 0;
+
+  bool passed() const { return mismatches == 0 && guard_overwritten == 0; }
+  // One line, e.g. "max normalized error 0.27 (pass <= 1), 0 of 16777216 mismatched".
+  std::string summary(int64_t columns) const;
+};
+
+// Compares D (bf16, `count` elements) with the fp32 reference on the GPU. `guard` points at
+// `guard_count` poisoned elements right after D (may be 0): any of them written is reported.
+VerifyReport verify_on_device(const bf16* d, const float* reference, int64_t count,
+                              const bf16* guard, int64_t guard_count, cudaStream_t stream);
+
+// The same rule on the CPU against an fp64 reference, for small shapes.
+VerifyReport verify_on_host(const std::vector<bf16>& d, const std::vector<double>& reference);
+
+}  // namespace gemm

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Registers, shared memory and spills per lesson kernel, from the compiler's own report.
+
+`make resources` builds every lesson with `-Xptxas -v` into one log per lesson and runs this
+script on the logs. ptxas prints, for every kernel it compiles:
+
+    ptxas info    : Compiling entry function '_ZN8lesson0211gemm_kernel...' for 'sm_90a'
+    ptxas info    : Function properties for _ZN8lesson0211gemm_kernel...
+        0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+    ptxas info    : Used 128 registers, used 1 barriers, 32768 bytes smem, 400 bytes cmem[0]
+
+Shared memory here is the static part; memory a kernel asks for at launch (dynamic shared
+memory) is not known to the compiler and is given in each lesson's README.
+"""
+import re
+import shutil
+import subprocess
+import sys
+
+ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
+SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+USED = re.compile(r"Used (\d+) registers(?:.*?, (\d+) bytes smem)?")
+
+
+def demangle(names):
+    """Readable names through c++filt when it is installed, the mangled ones otherwise."""
+    if not names or shutil.which("c++filt") is None:
+        return names
+    result = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True)
+    lines = result.stdout.splitlines()
+    return lines if len(lines) == len(names) else names
+
+
+def parse(text):
+    """One dict per kernel compiled in the log: name, arch, registers, smem, stack, spills."""
+    kernels, current = [], None
+    for line in text.splitlines():
+        if match := ENTRY.search(line):
+            current = {"name": match.group(1), "arch": match.group(2), "registers": 0, "smem": 0,
+                       "stack": 0, "spill_stores": 0, "spill_loads": 0}
+            kernels.append(current)
+        elif current and (match := SPILLS.search(line)):
+            current["stack"], current["spill_stores"], current["spill_loads"] = map(int, match.groups())
+        elif current and (match := USED.search(line)):
+            current["registers"] = int(match.group(1))
+            current["smem"] = int(match.group(2) or 0)
+    return kernels
+
+
+def main(paths):
+    rows = []
+    for path in paths:
+        with open(path) as log:
+            # Only the lessons' own kernels (namespace lessonNN), not the harness's.
+            rows += [k for k in parse(log.read()) if re.match(r"_ZN\d+lesson\d\d", k["name"])]
+    if not rows:
+        sys.exit("resources.py: no lesson kernels found in the logs (was -Xptxas -v on?)")
+    names = demangle([k["name"] for k in rows])
+    header = ("kernel", "arch", "registers", "static smem B", "stack B", "spill st B", "spill ld B")
+    table = [header] + [
+        (name.split("(")[0], k["arch"], k["registers"], k["smem"], k["stack"], k["spill_stores"],
+         k["spill_loads"]) for name, k in zip(names, rows)]
+    widths = [max(len(str(row[i])) for row in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(str(cell).ljust(width) if i < 2 else str(cell).rjust(width)
+                        for i, (cell, width) in enumerate(zip(row, widths))))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,154 @@
+// The harness's own checks must be able to fail: each test below plants one specific fault in an
+// otherwise correct output and asserts that verification reports exactly that fault.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "common/cuda_check.hpp"
+#include "lessons/registry.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+
+namespace {
+
+using gemm::bf16;
+using gemm::GemmArgs;
+using gemm::GemmProblem;
+using gemm::Lesson;
+using gpu_test_support::shared_runner;
+
+// A stand-in "lesson" that gets everything right: cuBLAS with bf16 output.
+void cublas_launch(const GemmArgs& args, cudaStream_t stream) {
+  static gemm::CublasGemm* cublas = new gemm::CublasGemm();
+  cublas->run_bf16_output(args.problem, args.a, args.b, args.d, stream);
+}
+constexpr Lesson kCublasLesson{.id = 99, .slug = "cublas", .title = "cuBLAS", .launch = &cublas_launch,
+                               .workspace_bytes = nullptr, .min_arch = gemm::MinArch::sm80};
+
+// A faulty "lesson": lesson 01's kernel told that M is one row smaller, so the last row of D is
+// never written (what a kernel that forgets the last, partial row tile does).
+void skip_last_row_launch(const GemmArgs& args, cudaStream_t stream) {
+  GemmArgs fewer_rows = args;
+  fewer_rows.problem.m -= 1;
+  gemm::find_lesson(1)->launch(fewer_rows, stream);
+}
+constexpr Lesson kSkipLastRowLesson{.id = 98, .slug = "skip_last_row", .title = "bug",
+                                    .launch = &skip_last_row_launch, .workspace_bytes = nullptr,
+                                    .min_arch = gemm::MinArch::sm80};
+
+void set_element(bf16* device_data, int64_t index, uint16_t bits) {
+  CUDA_CHECK(cudaMemcpy(device_data + index, &bits, sizeof(bits), cudaMemcpyHostToDevice));
+}
+
+uint16_t get_element(const bf16* device_data, int64_t index) {
+  uint16_t bits;
+  CUDA_CHECK(cudaMemcpy(&bits, device_data + index, sizeof(bits), cudaMemcpyDeviceToHost));
+  return bits;
+}
+
+class Harness : public testing::Test {
+ protected:
+  void SetUp() override {
+    shared_runner().set_problem(kProblem, /*seed=*/7);
+    const gemm::CheckResult correct = shared_runner().check(kCublasLesson);
+    ASSERT_TRUE(correct.passed()) << correct.against_cublas.summary(kProblem.n);
+  }
+  static constexpr GemmProblem kProblem{96, 64, 128};
+  static constexpr int64_t kRow = 37, kCol = 21, kIndex = kRow * 64 + kCol;
+};
+
+TEST_F(Harness, CorrectOutputPassesBothReferences) {
+  const gemm::CheckResult result = shared_runner().verify_current_output();
+  EXPECT_TRUE(result.passed());
+  ASSERT_TRUE(result.against_cpu) << "a shape this small is also checked against fp64 on the CPU";
+  EXPECT_LT(result.against_cublas.max_normalized_error, 0.5);
+  EXPECT_EQ(result.against_cublas.elements, kProblem.m * kProblem.n);
+}
+
+TEST_F(Harness, ReportsOneWrongElement) {
+  // Flip the sign of one element (bit 15): a wrong value far outside the tolerance.
+  const uint16_t bits = get_element(shared_runner().d(), kIndex);
+  set_element(shared_runner().d(), kIndex, bits ^ 0x8000);
+  const gemm::CheckResult result = shared_runner().verify_current_output();
+  EXPECT_FALSE(result.passed());
+  EXPECT_EQ(result.against_cublas.mismatches, 1);
+  EXPECT_EQ(result.against_cublas.first_mismatch, kIndex);
+  EXPECT_EQ(result.against_cublas.nan_or_inf, 0);
+  EXPECT_EQ(result.against_cublas.unwritten, 0);
+  ASSERT_TRUE(result.against_cpu);
+  EXPECT_EQ(result.against_cpu->mismatches, 1);
+  EXPECT_NE(result.against_cublas.summary(kProblem.n).find("row 37 col 21"), std::string::npos);
+}
+
+TEST_F(Harness, ReportsAnUnwrittenElement) {
+  set_element(shared_runner().d(), kIndex, gemm::kPoisonBits);
+  const gemm::CheckResult result = shared_runner().verify_current_output();
+  EXPECT_FALSE(result.passed());
+  EXPECT_EQ(result.against_cublas.mismatches, 1);
+  EXPECT_EQ(result.against_cublas.unwritten, 1);
+  EXPECT_EQ(result.against_cpu->unwritten, 1);
+}
+
+TEST_F(Harness, ReportsNanAndInf) {
+  set_element(shared_runner().d(), kIndex, 0x7FC0);      // NaN
+  set_element(shared_runner().d(), kIndex + 1, 0x7F80);  // +Inf
+  const gemm::CheckResult result = shared_runner().verify_current_output();
+  EXPECT_FALSE(result.passed());
+  EXPECT_EQ(result.against_cublas.mismatches, 2);
+  EXPECT_EQ(result.against_cublas.nan_or_inf, 2);
+  EXPECT_EQ(result.against_cublas.unwritten, 0);
+}
+
+TEST_F(Harness, ReportsAWritePastTheEndOfD) {
+  gemm::LessonRunner& runner = shared_runner();
+  ASSERT_GT(runner.guard_elements(), 0);
+  set_element(runner.d(), runner.d_elements() + 5, 0x3F80);  // 1.0 just past the last row
+  const gemm::CheckResult result = runner.verify_current_output();
+  EXPECT_FALSE(result.passed());
+  EXPECT_EQ(result.against_cublas.mismatches, 0);
+  EXPECT_EQ(result.against_cublas.guard_overwritten, 1);
+}
+
+TEST_F(Harness, CatchesALessonThatSkipsTheLastRow) {
+  const gemm::CheckResult result = shared_runner().check(kSkipLastRowLesson);
+  EXPECT_FALSE(result.passed());
+  EXPECT_EQ(result.against_cublas.unwritten, kProblem.n);
+  EXPECT_EQ(result.against_cublas.first_mismatch, (kProblem.m - 1) * kProblem.n);
+}
+
+TEST_F(Harness, TimingIsPositiveAndOrdered) {
+  const gemm::TimingStats stats =
+      shared_runner().time_lesson(kCublasLesson, gemm::TimingOptions{.warmup = 1, .iters = 5});
+  EXPECT_EQ(stats.samples, 5);
+  EXPECT_GT(stats.min_ms, 0.0);
+  EXPECT_LE(stats.min_ms, stats.median_ms);
+  EXPECT_LE(stats.median_ms, stats.max_ms);
+}
+
+TEST(HarnessInputs, SameSeedSameInputsOtherSeedOtherInputs) {
+  gemm::LessonRunner& runner = shared_runner();
+  const GemmProblem problem{64, 64, 64};
+  const auto download_a = [&] {
+    std::vector<uint16_t> a(problem.m * problem.k);
+    CUDA_CHECK(cudaMemcpy(a.data(), runner.a(), a.size() * 2, cudaMemcpyDeviceToHost));
+    return a;
+  };
+  runner.set_problem(problem, 3);
+  const auto first = download_a();
+  runner.set_problem(problem, 3);
+  EXPECT_EQ(download_a(), first);
+  runner.set_problem(problem, 4);
+  EXPECT_NE(download_a(), first);
+  // Never zeros, always inside [-1, 1].
+  int zeros = 0;
+  for (uint16_t bits : first) {
+    float value;
+    const uint32_t widened = uint32_t(bits) << 16;
+    std::memcpy(&value, &widened, sizeof(value));
+    EXPECT_LE(std::abs(value), 1.0f);
+    zeros += value == 0.0f;
+  }
+  EXPECT_LT(zeros, 4);
+}
+
+}  // namespace

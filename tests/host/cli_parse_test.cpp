@@ -1,0 +1,96 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/cli.hpp"
+
+using gemm::OutputFormat;
+using gemm::parse_run_options;
+using gemm::RunOptions;
+using gemm::UsageError;
+
+namespace {
+
+RunOptions parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "lesson01");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) argv.push_back(arg.c_str());
+  return parse_run_options(int(argv.size()), argv.data());
+}
+
+// The one-line message of the UsageError that parsing throws.
+std::string error_of(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const UsageError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(CliParse, DefaultsMatchTheCourse) {
+  const RunOptions options = parse({});
+  EXPECT_EQ(options.problem.m, 4096);
+  EXPECT_EQ(options.problem.n, 4096);
+  EXPECT_EQ(options.problem.k, 4096);
+  EXPECT_EQ(options.iters, 20);
+  EXPECT_EQ(options.warmup, 5);
+  EXPECT_EQ(options.seed, 1u);
+  EXPECT_TRUE(options.check);
+  EXPECT_FALSE(options.profile);
+  EXPECT_EQ(options.format, OutputFormat::table);
+}
+
+TEST(CliParse, ReadsEveryFlagInBothSpellings) {
+  const RunOptions options = parse({"--m", "128", "--n=256", "--k", "64", "--iters=3", "--warmup",
+                                    "0", "--seed", "42", "--no-check", "--format=json", "--profile"});
+  EXPECT_EQ(options.problem.m, 128);
+  EXPECT_EQ(options.problem.n, 256);
+  EXPECT_EQ(options.problem.k, 64);
+  EXPECT_EQ(options.iters, 3);
+  EXPECT_EQ(options.warmup, 0);
+  EXPECT_EQ(options.seed, 42u);
+  EXPECT_FALSE(options.check);
+  EXPECT_TRUE(options.profile);
+  EXPECT_EQ(options.format, OutputFormat::json);
+  EXPECT_EQ(parse({"--format", "csv"}).format, OutputFormat::csv);
+  EXPECT_TRUE(parse({"--help"}).help);
+}
+
+TEST(CliParse, ShapeValuesAreNotJudgedHere) {
+  // --m 0 parses; the shape contract (not the parser) rejects it, with its own message.
+  EXPECT_EQ(parse({"--m", "0"}).problem.m, 0);
+}
+
+TEST(CliParse, UnknownFlag) {
+  EXPECT_EQ(error_of({"--bogus"}), "unknown option '--bogus'");
+  EXPECT_EQ(error_of({"-m", "5"}), "unknown option '-m'");
+  EXPECT_EQ(error_of({"4096"}), "unknown option '4096'");
+}
+
+TEST(CliParse, MissingValue) { EXPECT_EQ(error_of({"--m"}), "--m needs a value"); }
+
+TEST(CliParse, MalformedValues) {
+  EXPECT_EQ(error_of({"--m", "12x"}), "--m needs an integer, got '12x'");
+  EXPECT_EQ(error_of({"--n", "-8"}), "--n needs a non-negative integer, got '-8'");
+  EXPECT_EQ(error_of({"--k="}), "--k needs a non-negative integer, got ''");
+  EXPECT_EQ(error_of({"--m", "--n"}), "--m needs a non-negative integer, got '--n'");
+  EXPECT_EQ(error_of({"--format", "xml"}), "--format must be table, csv or json, got 'xml'");
+  EXPECT_EQ(error_of({"--iters", "0"}), "--iters = 0 is out of range [1, 2147483647]");
+  EXPECT_EQ(error_of({"--no-check=1"}), "--no-check takes no value");
+}
+
+TEST(CliParse, HugeNumbersAreRejectedNotWrapped) {
+  EXPECT_NE(error_of({"--m", "99999999999999999999999"}).find("out of range"), std::string::npos);
+  EXPECT_NE(error_of({"--warmup", "3000000000"}).find("out of range"), std::string::npos);
+}
+
+TEST(CliParse, UsageMentionsEveryFlagAndTheExitCodes) {
+  const std::string usage = gemm::usage_text("lesson01");
+  for (const char* flag : {"--m", "--n", "--k", "--iters", "--warmup", "--seed", "--no-check",
+                           "--format", "--profile", "exit status"})
+    EXPECT_NE(usage.find(flag), std::string::npos) << flag;
+}

@@ -1,0 +1,106 @@
+// Runs the lesson executables the way a student does and checks what they print and return for
+// bad command lines and (on a machine without one) for a missing GPU. Nothing here needs a GPU.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "common/runner.hpp"
+#include "lessons/registry.hpp"
+
+namespace {
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+ProcessResult run(const std::string& executable, const std::string& arguments) {
+  ProcessResult result;
+  const std::string command = "'" + executable + "' " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  size_t read = 0;
+  while ((read = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, read);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+int count_lines(const std::string& text) {
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  return lines;
+}
+
+bool has_gpu() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+// Each bad command line: one line naming the problem, exit code 4, before touching the GPU.
+void expect_rejected(const std::string& arguments, const std::string& message) {
+  const ProcessResult result = run(LESSON01_EXECUTABLE, arguments);
+  EXPECT_EQ(result.exit_code, gemm::kExitBadUsage) << arguments << "\n" << result.output;
+  EXPECT_EQ(count_lines(result.output), 1) << result.output;
+  EXPECT_NE(result.output.find("lesson01: error: " + message), std::string::npos)
+      << "expected '" << message << "' in: " << result.output;
+}
+
+}  // namespace
+
+TEST(LessonExecutable, RejectsShapesOutsideTheContract) {
+  expect_rejected("--n 12", "N = 12 is not a multiple of 8");
+  expect_rejected("--k 4", "K = 4 is too small");
+  expect_rejected("--m 0", "M = 0 is too small");
+  expect_rejected("--m 64 --n 64 --k 100", "K = 100 is not a multiple of 8");
+}
+
+TEST(LessonExecutable, RejectsBadFlags) {
+  expect_rejected("--bogus", "unknown option '--bogus' (see --help)");
+  expect_rejected("--m", "--m needs a value");
+  expect_rejected("--m abc", "--m needs an integer, got 'abc'");
+  expect_rejected("--format xml", "--format must be table, csv or json");
+  expect_rejected("--iters 0", "--iters = 0 is out of range");
+}
+
+TEST(LessonExecutable, HelpExitsZero) {
+  const ProcessResult result = run(LESSON02_EXECUTABLE, "--help");
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_NE(result.output.find("usage: lesson02"), std::string::npos) << result.output;
+}
+
+TEST(LessonExecutable, WithoutAGpuSaysSoInOneLineAndExits2) {
+  if (has_gpu()) GTEST_SKIP() << "this machine has a GPU; the GPU tests cover the run itself";
+  const ProcessResult result = run(LESSON01_EXECUTABLE, "--m 64 --n 64 --k 64");
+  EXPECT_EQ(result.exit_code, gemm::kExitNoGpu) << result.output;
+  EXPECT_EQ(count_lines(result.output), 1) << result.output;
+  EXPECT_EQ(result.output.rfind("lesson01: error: no CUDA GPU found", 0), 0u) << result.output;
+}
+
+TEST(LessonExecutable, WithAGpuPassesASmallRaggedProblem) {
+  if (!has_gpu()) GTEST_SKIP() << "no CUDA GPU on this machine";
+  const ProcessResult result =
+      run(LESSON02_EXECUTABLE, "--m 200 --n 136 --k 72 --iters 2 --warmup 1 --format csv");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find(",pass,"), std::string::npos) << result.output;
+}
+
+TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
+  const auto& lessons = gemm::all_lessons();
+  ASSERT_FALSE(lessons.empty());
+  std::set<std::string> slugs;
+  for (size_t i = 0; i < lessons.size(); ++i) {
+    EXPECT_EQ(lessons[i].id, int(i) + 1);
+    EXPECT_TRUE(slugs.insert(lessons[i].slug).second) << lessons[i].slug;
+    EXPECT_NE(lessons[i].launch, nullptr);
+    EXPECT_EQ(gemm::find_lesson(lessons[i].id), &lessons[i]);
+  }
+  EXPECT_EQ(gemm::find_lesson(0), nullptr);
+}

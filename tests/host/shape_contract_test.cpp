@@ -1,0 +1,55 @@
+#include <gtest/gtest.h>
+
+#include "common/gemm.hpp"
+
+using gemm::GemmProblem;
+using gemm::shape_contract_violation;
+
+TEST(ShapeContract, AcceptsEveryShapeInsideTheContract) {
+  for (const GemmProblem& shape : {GemmProblem{1, 8, 8}, GemmProblem{4096, 4096, 4096},
+                                   GemmProblem{333, 136, 264}, GemmProblem{1, 2147483640, 8},
+                                   GemmProblem{2147483647, 8, 8}})
+    EXPECT_FALSE(shape_contract_violation(shape))
+        << shape.m << "x" << shape.n << "x" << shape.k << ": " << *shape_contract_violation(shape);
+}
+
+TEST(ShapeContract, RejectsZeroM) {
+  EXPECT_EQ(shape_contract_violation({0, 64, 64}),
+            "M = 0 is too small: the shape contract needs M >= 1");
+}
+
+TEST(ShapeContract, RejectsNNotMultipleOf8) {
+  EXPECT_EQ(shape_contract_violation({64, 12, 64}),
+            "N = 12 is not a multiple of 8: the shape contract needs N % 8 == 0 (rows of 16 bytes)");
+}
+
+TEST(ShapeContract, RejectsKBelow8) {
+  EXPECT_EQ(shape_contract_violation({64, 64, 4}),
+            "K = 4 is too small: the shape contract needs K >= 8");
+}
+
+TEST(ShapeContract, RejectsKNotMultipleOf8) {
+  EXPECT_EQ(shape_contract_violation({64, 64, 100}),
+            "K = 100 is not a multiple of 8: the shape contract needs K % 8 == 0 (rows of 16 bytes)");
+}
+
+TEST(ShapeContract, RejectsSizesBeyond32Bits) {
+  const auto violation = shape_contract_violation({int64_t(1) << 31, 64, 64});
+  ASSERT_TRUE(violation);
+  EXPECT_NE(violation->find("M = 2147483648 is too large"), std::string::npos) << *violation;
+}
+
+TEST(ShapeContract, ReportsTheFirstBrokenRuleOnly) {
+  // M, N and K all break the contract: the message names M, in one line.
+  const auto violation = shape_contract_violation({0, 3, 5});
+  ASSERT_TRUE(violation);
+  EXPECT_EQ(violation->rfind("M = 0", 0), 0u);
+  EXPECT_EQ(violation->find('\n'), std::string::npos);
+}
+
+TEST(CeilDiv, RoundsUp) {
+  EXPECT_EQ(gemm::ceil_div(128, 128), 1);
+  EXPECT_EQ(gemm::ceil_div(129, 128), 2);
+  EXPECT_EQ(gemm::ceil_div(1, 128), 1);
+  EXPECT_EQ(gemm::ceil_div<int64_t>(int64_t(1) << 40, 3), 366503875926);
+}
