@@ -15,11 +15,11 @@ JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 PYTHON ?= python3
 
-LESSON_DIRS := $(sort $(wildcard lessons/[0-9][0-9]_*))
+LESSON_DIRS := $(sort $(patsubst %/main.cu,%,$(wildcard lessons/[0-9][0-9]_*/main.cu)))
 LESSON_IDS := $(foreach dir,$(LESSON_DIRS),$(firstword $(subst _, ,$(notdir $(dir)))))
 LESSON_TARGETS := $(addprefix lesson,$(LESSON_IDS))
 
-.PHONY: all configure test bench diff resources sanitize clean $(LESSON_TARGETS)
+.PHONY: all configure test bench diff resources sanitize profile compare clean $(LESSON_TARGETS)
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -45,7 +45,7 @@ bench: configure
 diff:
 	@test -n "$(L)" || { echo "usage: make diff L=NN (NN >= 02)"; exit 2; }
 	@new=$$(ls -d lessons/$(L)_* 2>/dev/null); \
-	 old=$$(ls -d lessons/$$(printf '%02d' $$((10#$(L) - 1)))_* 2>/dev/null); \
+	 old=$$(ls -d lessons/$$(printf '%02d' $$(expr $(L) - 1))_* 2>/dev/null); \
 	 test -n "$$new" -a -n "$$old" || { echo "make diff: no lessons $(L) and its predecessor"; exit 2; }; \
 	 diff -u $$old/kernel.cuh $$new/kernel.cuh; test $$? -le 1
 
@@ -57,7 +57,13 @@ resources:
 	   cmake --build $(BUILD)/resources --target lesson$$id > $(BUILD)/resources/ptxas_lesson$$id.log 2>&1 \
 	     || { cat $(BUILD)/resources/ptxas_lesson$$id.log; exit 1; }; \
 	 done
+	@find $(BUILD)/resources -name 'resource_study.cu.o' -delete
+	@cmake --build $(BUILD)/resources --target resource_study > $(BUILD)/resources/ptxas_study.log 2>&1 \
+	  || { cat $(BUILD)/resources/ptxas_study.log; exit 1; }
 	@$(PYTHON) profiles/resources.py $(addprefix $(BUILD)/resources/ptxas_lesson,$(addsuffix .log,$(LESSON_IDS)))
+	@echo
+	@echo "Lessons 05 and 06 at other tile shapes (block, warp, stages):"
+	@$(PYTHON) profiles/resources.py $(BUILD)/resources/ptxas_study.log
 
 SANITIZE_SHAPE ?= --m 200 --n 136 --k 264
 sanitize: all
@@ -66,6 +72,19 @@ sanitize: all
 	   compute-sanitizer --tool $$tool --error-exitcode 1 ./lesson$$id $(SANITIZE_SHAPE) --profile \
 	     || exit 1; \
 	 done; done
+
+# Nsight Compute (profiles/README.md). profile: the report and raw CSV of one lesson kernel, at
+# 4096^3 unless M=, N=, K= say otherwise. compare: two or three lessons side by side, from the
+# local profiles or the committed H100 references.
+profile:
+	@test -n "$(L)" || { echo "usage: make profile L=NN [M=4096] [N=4096] [K=4096]"; exit 2; }
+	@ls -d lessons/$(L)_* > /dev/null 2>&1 || { echo "make profile: no lesson $(L) under lessons/"; exit 2; }
+	$(MAKE) lesson$(L)
+	$(PYTHON) profiles/profile.py $(L) --build $(BUILD) $(if $(M),--m $(M)) $(if $(N),--n $(N)) $(if $(K),--k $(K))
+
+compare:
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=NN B=MM [C=KK]"; exit 2; }
+	@$(PYTHON) profiles/compare.py $(A) $(B) $(C)
 
 clean:
 	rm -rf $(BUILD) $(LESSON_TARGETS)

@@ -2,6 +2,13 @@
 
 #include "lessons/01_naive/kernel.cuh"
 #include "lessons/02_smem_tiling/kernel.cuh"
+#include "lessons/03_tensor_cores/kernel.cuh"
+#include "lessons/04_swizzled_smem/kernel.cuh"
+#include "lessons/05_cp_async_pipeline/kernel.cuh"
+#include "lessons/06_fragment_interleaving/kernel.cuh"
+#include "lessons/07_wgmma/kernel.cuh"
+#include "lessons/08_tma_mbarrier/kernel.cuh"
+#include "lessons/09_warp_specialization/kernel.cuh"
 
 namespace gemm {
 
@@ -9,6 +16,13 @@ const std::vector<Lesson>& all_lessons() {
   static const std::vector<Lesson> lessons = {
       lesson01::kLesson,
       lesson02::kLesson,
+      lesson03::kLesson,
+      lesson04::kLesson,
+      lesson05::kLesson,
+      lesson06::kLesson,
+      lesson07::kLesson,
+      lesson08::kLesson,
+      lesson09::kLesson,
   };
   return lessons;
 }

@@ -58,7 +58,7 @@ def main(paths):
     names = demangle([k["name"] for k in rows])
     header = ("kernel", "arch", "registers", "static smem B", "stack B", "spill st B", "spill ld B")
     table = [header] + [
-        (name.split("(")[0], k["arch"], k["registers"], k["smem"], k["stack"], k["spill_stores"],
+        (name.split("(")[0].removeprefix("void "), k["arch"], k["registers"], k["smem"], k["stack"], k["spill_stores"],
          k["spill_loads"]) for name, k in zip(names, rows)]
     widths = [max(len(str(row[i])) for row in table) for i in range(len(header))]
     for row in table:

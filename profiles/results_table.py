@@ -3,8 +3,9 @@
 
 Usage: results_table.py docs/results.csv > docs/results.md
 
-One table per shape of the sweep: each lesson's median time, TFLOP/s and its ratio to cuBLAS
-measured in the same run, plus a summary table of % of cuBLAS per lesson and shape.
+Two tables, one row per lesson and one column per shape of the sweep: % of cuBLAS (measured in
+the same run) and TFLOP/s, with the range of cuBLAS's own TFLOP/s under the second. A lesson
+that failed the correctness check on a shape was not timed there: its cells say FAIL.
 """
 import csv
 import sys
@@ -31,33 +32,39 @@ def percent(row):
     return f"{100 * float(row['ratio_to_cublas']):.1f}%" if row["ratio_to_cublas"] else "-"
 
 
+def cell(row, text_of):
+    """A table cell: '-' where the lesson did not run, FAIL where its check failed."""
+    if row is None:
+        return "-"
+    return "FAIL" if row["check"] == "fail" else text_of(row)
+
+
 def render(rows):
     shapes = list(dict.fromkeys(shape_of(r) for r in rows))
     lessons = list(dict.fromkeys((int(r["lesson"]), r["slug"]) for r in rows))
     by_key = {(int(r["lesson"]), shape_of(r)): r for r in rows}
     meta = rows[0]
+    checked = "Every measurement passed the correctness check first."
+    if any(r["check"] == "fail" for r in rows):
+        checked += (" FAIL marks a lesson that failed the check on that shape; it was not timed"
+                    " there.")
     out = ["# Results", "",
            f"Measured by `make bench` on {meta['gpu']}, {meta['date']}, commit `{meta['commit']}`.",
            "Each lesson and cuBLAS (`cublasGemmEx`, bf16 in and out, fp32 compute) are timed in the",
            "same process, one after the other: warm-up, L2 flushed before every repetition, median",
            "of the repetitions. The ratio to cuBLAS is the figure that counts; absolute times drift",
-           "between runs. Every measurement passed the correctness check first.", "",
+           "between runs. " + checked, "",
            "## % of cuBLAS", "",
            "| lesson | " + " | ".join(shapes) + " |",
            "|---|" + "---:|" * len(shapes)]
     for lesson, slug in lessons:
-        cells = []
-        for shape in shapes:
-            row = by_key.get((lesson, shape))
-            cells.append("-" if row is None else ("FAIL" if row["check"] == "fail" else percent(row)))
+        cells = [cell(by_key.get((lesson, shape)), percent) for shape in shapes]
         out.append(f"| {lesson:02d} {slug} | " + " | ".join(cells) + " |")
     out += ["", "## TFLOP/s", "", "| lesson | " + " | ".join(shapes) + " |",
             "|---|" + "---:|" * len(shapes)]
     for lesson, slug in lessons:
-        cells = []
-        for shape in shapes:
-            row = by_key.get((lesson, shape))
-            cells.append(row["lesson_tflops"] if row and row["lesson_tflops"] else "-")
+        cells = [cell(by_key.get((lesson, shape)), lambda r: r["lesson_tflops"] or "-")
+                 for shape in shapes]
         out.append(f"| {lesson:02d} {slug} | " + " | ".join(cells) + " |")
     cublas = []
     for shape in shapes:

@@ -1,0 +1,402 @@
+"""Tests of profiles/compare.py on synthetic ncu exports (tests/tools/fixtures/fake_*.csv) and
+on excerpts of two real exports from our H100 (fixtures/real_h100_*_excerpt.csv).
+
+The fake fixtures are made-up numbers in the layout of `ncu --import ... --csv --page raw`, not
+measurements: lesson 03 has 1,000,000 shared-load bank conflicts and lesson 04 has 0. The real
+excerpts are a few columns of real exports made without --print-units base, copied unchanged
+(fixtures/README.md): their units differ between the two files.
+"""
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+COMPARE = REPOSITORY / "profiles" / "compare.py"
+sys.path.insert(0, str(REPOSITORY / "profiles"))
+
+import compare  # noqa: E402  (after the path is set)
+
+BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+
+
+class CompareTestCase(unittest.TestCase):
+    """A temporary reports folder (lessons 03, 04) and reference folder (lesson 05)."""
+
+    def setUp(self):
+        self.work = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.work)
+        self.reports = self.work / "reports"
+        self.reference = self.work / "reference"
+        self.reports.mkdir()
+        self.reference.mkdir()
+        shutil.copy(FIXTURES / "fake_lesson03.csv", self.reports / "lesson03.csv")
+        shutil.copy(FIXTURES / "fake_lesson03.json", self.reports / "lesson03.json")
+        shutil.copy(FIXTURES / "fake_lesson04.csv", self.reports / "lesson04.csv")
+        shutil.copy(FIXTURES / "fake_reference_lesson05.csv", self.reference / "lesson05.csv")
+
+    def run_compare(self, *args):
+        command = [sys.executable, str(COMPARE), *args,
+                   "--reports-dir", str(self.reports), "--reference-dir", str(self.reference),
+                   "--metrics-csv", str(FIXTURES / "fake_metrics.csv"),
+                   "--focus-csv", str(FIXTURES / "fake_focus.csv")]
+        return subprocess.run(command, capture_output=True, text=True)
+
+    def table_line(self, output, label):
+        lines = [line for line in output.splitlines() if label in line]
+        self.assertEqual(len(lines), 1, output)
+        return lines[0]
+
+    def assert_one_line_error(self, result, *fragments):
+        self.assertNotEqual(result.returncode, 0)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertTrue(result.stderr.startswith("compare.py: "), result.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, result.stderr)
+
+
+class KnownDeltas(CompareTestCase):
+    def test_bank_conflicts_to_zero_is_minus_100_percent_and_better(self):
+        result = self.run_compare("03", "04")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        line = self.table_line(result.stdout, "Shared-memory load bank conflicts")
+        self.assertIn("1,000,000", line)
+        self.assertTrue(line.endswith("-1,000,000 (-100.0%) better"), line)
+
+    def test_higher_is_better_metric_rising_is_better(self):
+        line = self.table_line(self.run_compare("03", "04").stdout, "Tensor pipe busy")
+        self.assertTrue(line.endswith("+14.75 (+36.4%) better"), line)
+
+    def test_lower_is_better_metric_rising_is_worse(self):
+        line = self.table_line(self.run_compare("04", "03").stdout, "Kernel duration")
+        self.assertTrue(line.endswith("+500,000 (+33.3%) worse"), line)
+
+    def test_unchanged_metric_is_same(self):
+        line = self.table_line(self.run_compare("03", "04").stdout, "Bytes read from DRAM")
+        self.assertTrue(line.endswith("same"), line)
+
+    def test_each_later_lesson_is_compared_with_the_first(self):
+        output = self.run_compare("03", "04", "05").stdout
+        header = self.table_line(output, "04 vs 03")
+        self.assertIn("05 vs 03", header)
+        line = self.table_line(output, "Kernel duration")
+        self.assertIn("-500,000 (-25.0%) better", line)
+        self.assertTrue(line.endswith("-1,000,000 (-50.0%) better"), line)
+
+
+class FocusFirst(CompareTestCase):
+    def test_focus_metrics_of_the_last_lesson_come_first_and_are_marked(self):
+        output = self.run_compare("03", "05").stdout
+        lines = output.splitlines()
+        first_row = next(i for i, line in enumerate(lines) if "what" in line and "unit" in line) + 1
+        rows = lines[first_row:first_row + 6]
+        self.assertTrue(rows[0].startswith("*") and "Stall: long scoreboard" in rows[0], output)
+        self.assertTrue(rows[1].startswith("*") and "Registers per thread" in rows[1], output)
+        self.assertFalse(any(row.startswith("*") for row in rows[2:]), output)
+        self.assertIn("* what lesson 05 is meant to move", output)
+
+    def test_focus_follows_the_last_lesson_not_the_first(self):
+        output = self.run_compare("05", "04").stdout
+        self.assertTrue(self.table_line(output, "bank conflicts").startswith("*"), output)
+        self.assertFalse(self.table_line(output, "long scoreboard").startswith("*"), output)
+
+
+class Sources(CompareTestCase):
+    def test_says_which_file_each_lesson_comes_from(self):
+        output = self.run_compare("03", "05").stdout
+        self.assertIn(f"lesson 03: {self.reports / 'lesson03.csv'} (local export", output)
+        self.assertIn(f"lesson 05: {self.reference / 'lesson05.csv'} (reference", output)
+        self.assertIn("measured 2000-01-01 at commit 0123abc", output)
+        self.assertIn("shape 4096 x 4096 x 4096", output)
+
+    def test_local_export_wins_over_reference(self):
+        shutil.copy(FIXTURES / "fake_reference_lesson05.csv", self.reference / "lesson04.csv")
+        # That reference claims lesson 05: were it read, the run would fail.
+        output = self.run_compare("03", "04").stdout
+        self.assertIn(f"{self.reports / 'lesson04.csv'} (local export", output)
+
+    def test_reference_format_values(self):
+        profile = compare.read_profile(FIXTURES / "fake_reference_lesson05.csv", "05")
+        self.assertEqual(profile.kind, "reference")
+        self.assertEqual(profile.info["commit"], "0123abc")
+        self.assertEqual(profile.info["shape"], "4096 x 4096 x 4096")
+        self.assertEqual(profile.number("sm__pipe_tensor_op_hmma_cycles_active"
+                                        ".avg.pct_of_peak_sustained_active"), 70.5)
+        self.assertEqual(profile.units["dram__bytes_read.sum"], "byte")
+
+    def test_reference_of_another_lesson_is_an_error(self):
+        with self.assertRaises(compare.ProfileError):
+            compare.read_profile(FIXTURES / "fake_reference_lesson05.csv", "06")
+
+
+class RawExport(unittest.TestCase):
+    def test_thousands_separators_and_plain_numbers(self):
+        self.assertEqual(compare.parse_number("1,234,567"), 1234567.0)
+        self.assertEqual(compare.parse_number("100663296"), 100663296.0)
+        self.assertEqual(compare.parse_number("-1,000.5"), -1000.5)
+        self.assertEqual(compare.parse_number(" 12.5 "), 12.5)
+        self.assertIsNone(compare.parse_number("n/a"))
+        self.assertIsNone(compare.parse_number("nan"))
+        self.assertIsNone(compare.parse_number(""))
+        self.assertIsNone(compare.parse_number("(128, 1, 1)"))
+
+    def test_picks_the_lesson_kernel_among_several(self):
+        profile = compare.read_profile(FIXTURES / "fake_lesson03.csv", "03")
+        self.assertTrue(profile.info["kernel"].startswith("lesson03::gemm_kernel("))
+        self.assertEqual(profile.number("gpu__time_duration.sum"), 2_000_000)
+        self.assertEqual(profile.number(BANK_CONFLICTS), 1_000_000)
+        self.assertEqual(profile.units["gpu__time_duration.sum"], "nsecond")
+        self.assertEqual(profile.info["gpu"], "NVIDIA H100 (synthetic test fixture)")
+        self.assertNotIn("Kernel Name", profile.values)
+
+    def test_kernel_name_of_a_template_starts_with_void(self):
+        profile = compare.read_profile(FIXTURES / "fake_lesson04.csv", "04")
+        self.assertEqual(profile.number("launch__registers_per_thread"), 96)
+        pattern = compare.kernel_name_regex("04")
+        self.assertRegex(profile.info["kernel"], pattern)
+        self.assertRegex("lesson04::gemm_kernel(int)", pattern)
+        self.assertNotRegex("gemm::lesson04::helper(int)", pattern)
+        self.assertNotRegex("void lesson041::gemm_kernel(int)", pattern)
+
+    def test_lesson_numbers(self):
+        self.assertEqual(compare.lesson_id("3"), "03")
+        self.assertEqual(compare.lesson_id("lesson12"), "12")
+        for text in ("x", "0", "123", ""):
+            with self.assertRaises(compare.ProfileError):
+                compare.lesson_id(text)
+
+    def test_units(self):
+        self.assertEqual(compare.parse_unit("Mbyte"), (("byte", ""), 6))
+        self.assertEqual(compare.parse_unit("byte"), (("byte", ""), 0))
+        self.assertEqual(compare.parse_unit("ms"), (("second", ""), -3))
+        self.assertEqual(compare.parse_unit("usecond"), (("second", ""), -6))
+        self.assertEqual(compare.parse_unit("Ghz"), (("hz", ""), 9))
+        self.assertEqual(compare.parse_unit("Gbyte/s"), (("byte", "second"), 9))
+        self.assertEqual(compare.parse_unit("sector/ns"), (("sector", "second"), 9))
+        self.assertEqual(compare.parse_unit("Kbyte/block"), (("byte", "block"), 3))
+        self.assertEqual(compare.parse_unit("inst/cycle"), (("inst", "cycle"), 0))
+        self.assertEqual(compare.parse_unit(""), (("", ""), 0))
+        self.assertIsNone(compare.parse_unit("a/b/c"))
+
+    def test_a_value_shifted_by_a_power_of_ten_is_exact(self):
+        profile = compare.Profile("03", Path("x.csv"), "local export",
+                                  values={"a__b.sum": "171.898112", "c__d.sum": "1.952672"})
+        self.assertEqual(profile.number("a__b.sum", 6), 171_898_112.0)
+        self.assertEqual(profile.number("c__d.sum", 3), 1952.672)
+        self.assertIsNone(profile.number("e__f.sum", 3))
+
+    def test_change_descriptions(self):
+        self.assertEqual(compare.describe_change(100, 100.5, "lower"), "+0.5 (+0.5%) same")
+        self.assertEqual(compare.describe_change(0, 3, "lower"), "+3 (from 0) worse")
+        self.assertEqual(compare.describe_change(0, 0, "lower"), "0 same")
+        self.assertEqual(compare.describe_change(50, 25, "higher"), "-25 (-50.0%) worse")
+        self.assertEqual(compare.describe_change(50, 25, None), "-25 (-50.0%)")
+        self.assertEqual(compare.describe_change(None, 25, "higher"), "n/a")
+
+
+class Errors(CompareTestCase):
+    def write(self, name, text):
+        (self.reports / name).write_text(text)
+
+    def test_lesson_with_no_file_is_an_error(self):
+        result = self.run_compare("03", "09")
+        self.assert_one_line_error(result, "lesson 09", "make profile L=09")
+
+    def test_unknown_metric_is_an_error(self):
+        result = self.run_compare("03", "04", "--metric", "sm__no_such_metric.sum")
+        self.assert_one_line_error(result, "unknown metric 'sm__no_such_metric.sum'")
+
+    def test_metric_outside_the_list_works_when_every_file_has_it(self):
+        result = self.run_compare("03", "04", "--metric", "sm__cycles_active.avg", "--names")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        line = self.table_line(result.stdout, "sm__cycles_active.avg")
+        self.assertTrue(line.endswith("-500,000 (-26.3%)"), line)
+        # The reference holds only curated metrics.
+        result = self.run_compare("03", "05", "--metric", "sm__cycles_active.avg")
+        self.assert_one_line_error(result, "unknown metric", "lesson05.csv")
+
+    def test_only_one_lesson_is_a_usage_error(self):
+        result = self.run_compare("03")
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("at least two lessons", result.stderr)
+
+    def test_curated_metric_missing_from_a_file_is_na_with_a_note(self):
+        lines = (FIXTURES / "fake_lesson04.csv").read_text().splitlines()
+        self.write("lesson04.csv", "\n".join(line.replace("dram__bytes_read.sum", "dram__other.sum")
+                                             for line in lines) + "\n")
+        result = self.run_compare("03", "04")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        line = self.table_line(result.stdout, "Bytes read from DRAM")
+        self.assertTrue(line.endswith("n/a"), line)
+        self.assertIn(f"note: dram__bytes_read.sum is not in {self.reports / 'lesson04.csv'}",
+                      result.stdout)
+
+    def test_empty_file(self):
+        self.write("lesson04.csv", "")
+        self.assert_one_line_error(self.run_compare("03", "04"), "lesson04.csv", "empty")
+
+    def test_row_with_the_wrong_number_of_fields(self):
+        lines = (FIXTURES / "fake_lesson04.csv").read_text().splitlines()
+        self.write("lesson04.csv", "\n".join(lines[:2] + [lines[2] + ',"1"']) + "\n")
+        self.assert_one_line_error(self.run_compare("03", "04"), "row 3", "fields")
+
+    def test_not_an_ncu_export(self):
+        self.write("lesson04.csv", "a,b\n1,2\n3,4\n")
+        self.assert_one_line_error(self.run_compare("03", "04"), "not an ncu raw CSV export")
+
+    def test_several_kernels_and_none_of_the_lesson(self):
+        lines = (FIXTURES / "fake_lesson03.csv").read_text().splitlines()
+        self.write("lesson04.csv", "\n".join(lines) + "\n")
+        self.assert_one_line_error(self.run_compare("03", "04"), "2 kernels", "lesson04::")
+
+    def test_reference_with_a_bad_header(self):
+        self.write("lesson04.csv", "# lesson: 04\nname,value\nx,1\n")
+        self.assert_one_line_error(self.run_compare("03", "04"), "metric,unit,value")
+
+    def test_units_that_disagree_are_converted_to_the_finer_one(self):
+        text = (FIXTURES / "fake_lesson04.csv").read_text()
+        text = text.replace('"nsecond"', '"usecond"').replace('"1,500,000"', '"1,500"')
+        self.write("lesson04.csv", text)
+        result = self.run_compare("03", "04")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        line = self.table_line(result.stdout, "Kernel duration")
+        self.assertIn(" nsecond ", line)
+        self.assertIn("1,500,000", line)
+        self.assertTrue(line.endswith("-500,000 (-25.0%) better"), line)
+        self.assertIn("note: gpu__time_duration.sum: the files use different units "
+                      "(nsecond, usecond); all its values are shown in nsecond", result.stdout)
+
+    def test_units_that_cannot_be_converted(self):
+        text = (FIXTURES / "fake_lesson04.csv").read_text().replace('"nsecond"', '"cycle"')
+        self.write("lesson04.csv", text)
+        self.assert_one_line_error(self.run_compare("03", "04"), "gpu__time_duration.sum",
+                                   "(cycle, nsecond)", "cannot convert", "--print-units base")
+
+
+class RealExportExcerpt(unittest.TestCase):
+    """Lessons 03 and 04 as our H100 measured them, exported without --print-units base."""
+
+    def setUp(self):
+        self.reports = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.reports)
+        for lesson in ("03", "04"):
+            shutil.copy(FIXTURES / f"real_h100_lesson{lesson}_excerpt.csv",
+                        self.reports / f"lesson{lesson}.csv")
+
+    def run_compare(self, *args):
+        # The course's own lists: the excerpt holds a few of their metrics, the rest are n/a.
+        command = [sys.executable, str(COMPARE), "03", "04", *args,
+                   "--reports-dir", str(self.reports), "--reference-dir", str(self.reports)]
+        result = subprocess.run(command, capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return result.stdout
+
+    def line(self, output, fragment):
+        lines = [line for line in output.splitlines() if fragment in line]
+        self.assertEqual(len(lines), 1, output)
+        return lines[0]
+
+    def test_reads_the_real_layout(self):
+        profile = compare.read_profile(FIXTURES / "real_h100_lesson03_excerpt.csv", "03")
+        self.assertEqual(profile.kind, "local export")
+        # The Device column says "0"; the name comes from device__attribute_display_name.
+        self.assertEqual(profile.info["gpu"], "NVIDIA H100 80GB HBM3")
+        self.assertTrue(profile.info["kernel"].startswith("void gemm_kernel<TileShape<"))
+        self.assertEqual(profile.number(BANK_CONFLICTS), 352_326_939)
+        self.assertEqual(profile.units["gpu__time_duration.sum"], "ms")
+        self.assertEqual(profile.number("gpu__time_duration.sum"), 1.952672)
+        self.assertIsNone(profile.number(
+            "FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed"))
+
+    def test_bank_conflicts(self):
+        output = self.run_compare()
+        line = self.line(output, "Shared-memory load bank conflicts")
+        self.assertTrue(line.startswith("*"), line)  # lesson 04's focus
+        self.assertIn("352,326,939", line)
+        self.assertIn("5,319", line)
+        self.assertTrue(line.endswith("-352,321,620 (-100.0%) better"), line)
+        self.assertIn("lesson 03: " + str(self.reports / "lesson03.csv") +
+                      " (local export; NVIDIA H100 80GB HBM3)", output)
+        self.assertNotIn("different GPUs", output)
+
+    def test_milliseconds_and_microseconds(self):
+        output = self.run_compare()
+        line = self.line(output, "Kernel duration")
+        self.assertIn(" us ", line)
+        self.assertIn("1,952.7", line)  # 1.952672 ms
+        self.assertIn("597.1", line)
+        self.assertTrue(line.endswith("-1,355.6 (-69.4%) better"), line)
+        self.assertIn("note: gpu__time_duration.sum: the files use different units (ms, us); "
+                      "all its values are shown in us", output)
+
+    def test_units_that_agree_are_left_alone(self):
+        output = self.run_compare()
+        self.assertIn(" Mbyte ", self.line(output, "Bytes read from DRAM"))
+        self.assertIn(" Kbyte/block ", self.line(output, "Static shared memory per block"))
+        self.assertNotIn("note: dram__bytes_read.sum", output)
+
+    def test_rates_with_scaled_units(self):
+        output = self.run_compare("--names",
+                                  "--metric", "pcie__read_bytes.sum.per_second",
+                                  "--metric", "lts__t_sectors_data_ecc.sum.per_second")
+        line = self.line(output, "pcie__read_bytes.sum.per_second ")
+        self.assertIn(" byte/s ", line)
+        self.assertIn("262,204.8", line)  # 262.204815 Kbyte/s
+        self.assertTrue(line.endswith("-262,204.8 (-100.0%)"), line)
+        line = self.line(output, "lts__t_sectors_data_ecc.sum.per_second ")
+        self.assertIn(" sector/ms ", line)
+        self.assertIn("780.5", line)
+        self.assertIn("8,346.7", line)  # 8.346731 sector/us
+
+
+class CourseLists(unittest.TestCase):
+    """The real profiles/metrics.csv and focus.csv load, and every lesson has its focus."""
+
+    def test_curated_list_and_focus_list(self):
+        curated = compare.load_curated_metrics()
+        self.assertTrue(25 <= len(curated) <= 40, len(curated))
+        focus = compare.load_focus(curated=curated)
+        self.assertEqual(sorted(focus), [f"{lesson:02d}" for lesson in range(1, 16)])
+
+    def test_focus_metric_outside_the_list_is_an_error(self):
+        curated = compare.load_curated_metrics(FIXTURES / "fake_metrics.csv")
+        with self.assertRaises(compare.ProfileError):
+            compare.load_focus(compare.DEFAULT_FOCUS_CSV, curated)
+
+    def test_bad_better_value_is_an_error(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "metrics.csv"
+            path.write_text("metric,label,better,collected,unit_note,why\n"
+                            "dram__bytes_read.sum,Bytes,smaller,full-set,bytes,why\n")
+            with self.assertRaisesRegex(compare.ProfileError, "higher' or 'lower"):
+                compare.load_curated_metrics(path)
+
+    def test_bad_collected_value_is_an_error(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "metrics.csv"
+            path.write_text("metric,label,better,collected,unit_note,why\n"
+                            "dram__bytes_read.sum,Bytes,lower,metrics,bytes,why\n")
+            with self.assertRaisesRegex(compare.ProfileError, "'full-set' or 'explicit'"):
+                compare.load_curated_metrics(path)
+
+    def test_the_old_header_is_an_error(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "metrics.csv"
+            path.write_text("metric,label,better,unit_note,why\n"
+                            "dram__bytes_read.sum,Bytes,lower,bytes,why\n")
+            with self.assertRaisesRegex(compare.ProfileError, "collected"):
+                compare.load_curated_metrics(path)
+
+    def test_few_metrics_are_explicit(self):
+        # Each explicit metric goes to ncu's --metrics, where one bad name fails every profile.
+        explicit = [metric.name for metric in compare.load_curated_metrics()
+                    if metric.collected == "explicit"]
+        self.assertLessEqual(len(explicit), 3, explicit)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,178 @@
+"""Tests of profiles/profile.py without a GPU: the ncu command lines it builds, its error
+messages, and a whole run against a stand-in for ncu that replays a synthetic export."""
+import importlib.util
+import json
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PROFILE = REPOSITORY / "profiles" / "profile.py"
+MULTICAST = "l1tex__m_xbar2l1tex_read_bytes_mem_global_op_tma_ld_dest_multicast.sum"
+sys.path.insert(0, str(REPOSITORY / "profiles"))
+
+# Loaded under another name: "profile" is also a module of Python's standard library.
+_spec = importlib.util.spec_from_file_location("profile_script", PROFILE)
+profile_script = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(profile_script)
+
+# A stand-in for ncu: --version prints a version, --import prints the synthetic export, and
+# a profiling run creates the report file it was given (or exits with fail_with, or, without
+# write_report, writes nothing: what ncu does when no kernel matched its filter).
+FAKE_NCU = """#!{python}
+import sys
+arguments = sys.argv[1:]
+if arguments == ["--version"]:
+    print("NVIDIA (R) Nsight Compute Command Line Profiler")
+    print("Version 0.0 (synthetic stand-in)")
+elif "--import" in arguments:
+    print(open({export!r}).read(), end="")
+elif {fail_with}:
+    sys.exit({fail_with})
+elif {write_report}:
+    open(arguments[arguments.index("--export") + 1], "w").write("synthetic report")
+"""
+
+
+def pairs(command):
+    """Every (option, value) neighbour pair of a command line."""
+    return set(zip(command, command[1:]))
+
+
+class Commands(unittest.TestCase):
+    def test_profile_command(self):
+        command = profile_script.profile_command(
+            "/usr/bin/ncu", Path("build/lessons/lesson07"), "07", (4096, 2048, 1024),
+            Path("profiles/reports/lesson07.ncu-rep"),
+            ["gpu__time_duration.sum", "dram__bytes_read.sum"])
+        self.assertEqual(command[0], "/usr/bin/ncu")
+        for option in [("--set", "full"), ("--import-source", "yes"), ("--clock-control", "none"),
+                       ("--kernel-name-base", "demangled"),
+                       ("--kernel-name", "regex:^(void )?lesson07::"),
+                       ("--launch-skip", "1"), ("--launch-count", "1"),
+                       ("--metrics", "gpu__time_duration.sum,dram__bytes_read.sum"),
+                       ("--export", "profiles/reports/lesson07.ncu-rep")]:
+            self.assertIn(option, pairs(command))
+        self.assertIn("--force-overwrite", command)
+        self.assertEqual(command[-8:], ["build/lessons/lesson07", "--profile", "--m", "4096",
+                                        "--n", "2048", "--k", "1024"])
+
+    def test_no_metrics_option_without_explicit_metrics(self):
+        command = profile_script.profile_command(
+            "ncu", Path("build/lessons/lesson07"), "07", (4096, 4096, 4096),
+            Path("r/lesson07.ncu-rep"), [])
+        self.assertNotIn("--metrics", command)
+        self.assertIn(("--set", "full"), pairs(command))
+        self.assertIn(("--export", "r/lesson07.ncu-rep"), pairs(command))
+
+    def test_only_the_explicit_metrics_go_to_the_command_line(self):
+        curated = profile_script.load_curated_metrics(FIXTURES / "fake_metrics.csv")
+        self.assertEqual(profile_script.explicit_metrics(curated), [MULTICAST])
+        # The course's list: every explicit metric is one that --set full does not export.
+        course = profile_script.load_curated_metrics()
+        explicit = profile_script.explicit_metrics(course)
+        self.assertIn(MULTICAST, explicit)
+        self.assertNotIn("gpu__time_duration.sum", explicit)
+
+    def test_export_command(self):
+        command = profile_script.export_command("ncu", Path("r/lesson07.ncu-rep"))
+        self.assertEqual(command[:3], ["ncu", "--import", "r/lesson07.ncu-rep"])
+        self.assertIn("--csv", command)
+        for option in [("--page", "raw"), ("--print-units", "base"),
+                       ("--print-kernel-base", "demangled")]:
+            self.assertIn(option, pairs(command))
+
+    def test_the_kernel_filter_matches_only_the_lesson(self):
+        pattern = profile_script.kernel_name_regex("07")
+        self.assertRegex("void lesson07::gemm_kernel<128, 256>(gemm::GemmArgs)", pattern)
+        self.assertRegex("lesson07::gemm_kernel(int)", pattern)
+        self.assertNotRegex("gemm::poison_kernel(__nv_bfloat16 *, long)", pattern)
+        self.assertNotRegex("void lesson08::gemm_kernel<1>(int)", pattern)
+
+
+class Runs(unittest.TestCase):
+    def setUp(self):
+        self.work = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.work)
+        self.build = self.work / "build"
+        (self.build / "lessons").mkdir(parents=True)
+        (self.build / "lessons" / "lesson03").write_text("stands in for the lesson executable")
+        self.reports = self.work / "reports"
+
+    def fake_ncu(self, fail_with=0, write_report=True):
+        path = self.work / "ncu"
+        path.write_text(FAKE_NCU.format(python=sys.executable, fail_with=fail_with,
+                                        write_report=write_report,
+                                        export=str(FIXTURES / "fake_lesson03.csv")))
+        path.chmod(path.stat().st_mode | stat.S_IEXEC)
+        return path
+
+    def run_profile(self, *args):
+        command = [sys.executable, str(PROFILE), *args, "--build", str(self.build),
+                   "--reports-dir", str(self.reports),
+                   "--metrics-csv", str(FIXTURES / "fake_metrics.csv")]
+        return subprocess.run(command, capture_output=True, text=True)
+
+    def assert_one_line_error(self, result, *fragments):
+        self.assertNotEqual(result.returncode, 0)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertTrue(result.stderr.startswith("profile.py: "), result.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, result.stderr)
+
+    def test_ncu_not_installed(self):
+        result = self.run_profile("03", "--ncu", str(self.work / "no-such-ncu"))
+        self.assert_one_line_error(result, "not found", "Nsight Compute")
+
+    def test_executable_missing(self):
+        result = self.run_profile("04", "--ncu", str(self.fake_ncu()))
+        self.assert_one_line_error(result, "lesson04 not found", "make lesson04")
+
+    def test_ncu_failing(self):
+        result = self.run_profile("03", "--ncu", str(self.fake_ncu(fail_with=3)))
+        self.assert_one_line_error(result, "ncu failed with exit code 3", MULTICAST,
+                                   "--no-explicit-metrics")
+        self.assertFalse((self.reports / "lesson03.csv").exists())
+        result = self.run_profile("03", "--no-explicit-metrics",
+                                  "--ncu", str(self.fake_ncu(fail_with=3)))
+        self.assert_one_line_error(result, "ncu failed with exit code 3")
+        self.assertNotIn("--metrics", result.stderr)
+
+    def test_no_kernel_profiled(self):
+        result = self.run_profile("03", "--ncu", str(self.fake_ncu(write_report=False)))
+        self.assert_one_line_error(result, "ncu wrote no report", "namespace lesson03")
+
+    def test_a_whole_run(self):
+        result = self.run_profile("3", "--m", "512", "--n", "256", "--k", "128",
+                                  "--ncu", str(self.fake_ncu()))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for name in ("lesson03.ncu-rep", "lesson03.csv", "lesson03.json"):
+            self.assertIn(str(self.reports / name), result.stdout)
+        self.assertEqual((self.reports / "lesson03.csv").read_text(),
+                         (FIXTURES / "fake_lesson03.csv").read_text())
+        record = json.loads((self.reports / "lesson03.json").read_text())
+        self.assertEqual((record["lesson"], record["m"], record["n"], record["k"]),
+                         ("03", 512, 256, 128))
+        self.assertEqual(record["ncu"], "Version 0.0 (synthetic stand-in)")
+        self.assertIn("--profile", record["command"])
+        self.assertIn(("--metrics", MULTICAST), pairs(record["command"]))
+
+    def test_a_run_without_the_explicit_metrics(self):
+        result = self.run_profile("03", "--no-explicit-metrics", "--ncu", str(self.fake_ncu()))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        record = json.loads((self.reports / "lesson03.json").read_text())
+        self.assertNotIn("--metrics", record["command"])
+
+    def test_bad_size_is_a_usage_error(self):
+        result = self.run_profile("03", "--m", "0", "--ncu", str(self.fake_ncu()))
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("not a positive size", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
