@@ -8,6 +8,16 @@
 
 namespace gemm {
 
+// Exit codes of every lesson executable (also listed by --help and in the README).
+enum ExitCode : int {
+  kExitPass = 0,
+  kExitCheckFailed = 1,
+  kExitNoGpu = 2,
+  kExitUnsupportedGpu = 3,
+  kExitBadUsage = 4,
+  kExitCudaError = 5,
+};
+
 enum class OutputFormat { table, csv, json };
 
 // The options every lesson executable takes (COURSE.md section 4).

@@ -17,16 +17,6 @@
 
 namespace gemm {
 
-// Exit codes of every lesson executable (also listed by --help and in the README).
-enum ExitCode : int {
-  kExitPass = 0,
-  kExitCheckFailed = 1,
-  kExitNoGpu = 2,
-  kExitUnsupportedGpu = 3,
-  kExitBadUsage = 4,
-  kExitCudaError = 5,
-};
-
 struct DeviceInfo {
   int ordinal = 0;
   std::string name;

@@ -44,8 +44,12 @@ class GpuTimer {
   DeviceBuffer<unsigned char> flush_buffer_;
 };
 
-// Waits for the stream like cudaStreamSynchronize, but gives up after `timeout_seconds` with a
-// CudaError saying the kernel probably deadlocked, instead of hanging forever.
+// Waits for the stream like cudaStreamSynchronize, but not forever. A CUDA error becomes a
+// CudaError. If the GPU has not finished after `timeout_seconds`, the kernel is taken for
+// deadlocked (a barrier nobody arrives at): this prints one line and ends the process at once with
+// exit code 5 (kExitCudaError). A running kernel cannot be cancelled, and every later CUDA call,
+// even freeing memory in a destructor, would wait for it forever; ending the process is the only
+// way out, and the driver then tears the kernel down.
 void synchronize_or_timeout(cudaStream_t stream, double timeout_seconds);
 
 }  // namespace gemm

@@ -32,6 +32,13 @@ class Ladder:
     title: str
 
 
+def bar_label(value):
+    """The number printed over a bar: whole TFLOP/s, one decimal below 10 (lesson 01 is 0.5)."""
+    if value is None:
+        return ""
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
 def distinct(rows, column):
     """The different values of a column, joined: usually just one."""
     return " / ".join(dict.fromkeys(row[column] for row in rows))
@@ -83,7 +90,7 @@ def draw(data, output, pyplot):
         heights = [value or 0.0 for value in data.tflops[size]]
         bars = axes.bar(offsets, heights, width, color=colour, label=f"lesson, {size}\u00b3")
         for bar, value, failed in zip(bars, data.tflops[size], data.failed[size]):
-            text = "FAIL" if failed else (f"{value:.0f}" if value is not None else "")
+            text = "FAIL" if failed else bar_label(value)
             axes.annotate(text, (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                           ha="center", va="bottom", fontsize=7, xytext=(0, 2),
                           textcoords="offset points")

@@ -17,7 +17,7 @@ struct Configuration {
 
 }  // namespace
 
-// Block tile, warp tile, stages. The first one is what both lessons run.
+// Block tile, warp tile, stages. Both lessons run <128, 128, 64, 64, 3>.
 template struct Configuration<128, 128, 64, 32, 3>;
 template struct Configuration<128, 128, 32, 32, 3>;
 template struct Configuration<128, 128, 64, 64, 3>;

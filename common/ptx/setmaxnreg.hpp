@@ -10,7 +10,8 @@
 // Requirements (breaking one is a build error at best, undefined behaviour at worst):
 //   - the kernel must have `__launch_bounds__(threads, 1)` (or another register cap known at
 //     entry, e.g. --maxrregcount): without it ptxas cannot know the starting count, ignores
-//     setmaxnreg and says so with warning C7508, which this course's build turns into an error;
+//     setmaxnreg and says so with the "info" message C7508, which this course's build turns into an
+//     error (tests/ptxas_guard.sh);
 //   - all 128 threads of a warpgroup execute the same setmaxnreg (.sync.aligned): branch on the
 //     warpgroup index (threadIdx.x / 128), never on anything that differs within a warpgroup;
 //   - counts are in [24, 256] and multiples of 8, and the totals must fit the register file.

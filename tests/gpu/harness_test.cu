@@ -125,6 +125,32 @@ TEST_F(Harness, TimingIsPositiveAndOrdered) {
   EXPECT_LE(stats.median_ms, stats.max_ms);
 }
 
+// A kernel that never finishes: it waits for a flag nobody sets, like a pipeline waiting on a
+// barrier phase that never completes.
+__global__ void wait_for_flag_forever(const volatile int* flag) {
+  while (*flag == 0) {
+  }
+}
+
+// Launches that kernel and waits for it with a 2-second deadlock timeout.
+void wait_for_a_kernel_that_never_finishes() {
+  int* flag = nullptr;
+  CUDA_CHECK(cudaMalloc(&flag, sizeof(int)));
+  CUDA_CHECK(cudaMemset(flag, 0, sizeof(int)));
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreate(&stream));
+  wait_for_flag_forever<<<1, 1, 0, stream>>>(flag);
+  gemm::synchronize_or_timeout(stream, 2.0);
+}
+
+// The deadlock timeout must end the process with exit code 5 and one line, not hang. Run as a
+// death test: in a fresh copy of this test program, so the hung kernel dies with that copy.
+TEST(HarnessDeathTest, DeadlockedKernelEndsTheProcessWithExitCode5) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(wait_for_a_kernel_that_never_finishes(),
+              testing::ExitedWithCode(gemm::kExitCudaError), "probably deadlocked");
+}
+
 TEST(HarnessInputs, SameSeedSameInputsOtherSeedOtherInputs) {
   gemm::LessonRunner& runner = shared_runner();
   const GemmProblem problem{64, 64, 64};
