@@ -39,6 +39,25 @@ const char* swizzle_name(CUtensorMapSwizzle swizzle) {
   throw std::invalid_argument("tensor map: " + rule);
 }
 
+// cuTensorMapEncodeTiled, a driver function, found through the runtime so that nothing links
+// libcuda. Looked up once per process: lessons build their tensor maps at every launch.
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled_function() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 function = [] {
+    // CUDA 13 removed the unversioned PFN_cuTensorMapEncodeTiled: ask for the ABI of CUDA 12.0.
+    void* found = nullptr;
+    cudaDriverEntryPointQueryResult query_result{};
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &found, 12000,
+                                                cudaEnableDefault, &query_result));
+    if (query_result != cudaDriverEntryPointSuccess || found == nullptr)
+      throw_cuda_error("cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\", 12000)",
+                       "the CUDA driver does not provide cuTensorMapEncodeTiled (query result " +
+                           std::to_string(int(query_result)) + "); TMA needs driver 12.0 or newer",
+                       __FILE__, __LINE__);
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(found);
+  }();
+  return function;
+}
+
 }  // namespace
 
 TensorMapArgs kmajor_tile_map_args(int64_t rows, int64_t k, int box_rows, int box_k,
@@ -102,18 +121,7 @@ CUtensorMap make_tensor_map(const void* global_address, const TensorMapArgs& arg
                                 " is not 16-byte aligned, as TMA needs");
   }
 
-  // CUDA 13 removed the unversioned PFN_cuTensorMapEncodeTiled: ask for the ABI of CUDA 12.0.
-  void* function = nullptr;
-  cudaDriverEntryPointQueryResult query_result{};
-  CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000,
-                                              cudaEnableDefault, &query_result));
-  if (query_result != cudaDriverEntryPointSuccess || function == nullptr)
-    throw_cuda_error("cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\", 12000)",
-                     "the CUDA driver does not provide cuTensorMapEncodeTiled (query result " +
-                         std::to_string(int(query_result)) + "); TMA needs driver 12.0 or newer",
-                     __FILE__, __LINE__);
-  const auto encode_tiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
-
+  const PFN_cuTensorMapEncodeTiled_v12000 encode_tiled = encode_tiled_function();
   CUtensorMap map{};
   const CUresult result = encode_tiled(
       &map, args.data_type, cuuint32_t(args.global_dims.size()), const_cast<void*>(global_address),

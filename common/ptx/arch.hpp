@@ -1,5 +1,5 @@
 #pragma once
-// The one feature test every Hopper PTX wrapper of the course depends on.
+// What every PTX wrapper of the course shares: the Hopper feature test and shared addresses.
 
 #include <cstdint>
 

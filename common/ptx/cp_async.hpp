@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "common/ptx/arch.hpp"  // shared_address
+
 namespace gemm::ptx {
 
 // Copies 16 bytes from global to shared memory without passing through registers, and without
@@ -12,7 +14,7 @@ namespace gemm::ptx {
 // (src-size 0: "zero-fill"), which is how a ragged tile edge contributes nothing to the sum.
 // .cg caches the data in L2 only: each block reads a tile once, L1 would not help.
 __device__ inline void cp_async_16(void* shared_destination, const void* global_source, bool in_bounds) {
-  const uint32_t destination = uint32_t(__cvta_generic_to_shared(shared_destination));
+  const uint32_t destination = shared_address(shared_destination);
   const uint32_t source_bytes = in_bounds ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(destination),
                "l"(global_source), "r"(source_bytes)

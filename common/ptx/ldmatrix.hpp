@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "common/ptx/arch.hpp"  // shared_address
+
 namespace gemm::ptx {
 
 // Loads four 8 x 8 bf16 matrices. Lanes 8q .. 8q+7 each give the shared-memory address of one
@@ -13,7 +15,7 @@ namespace gemm::ptx {
 // The hardware reads the 8 rows of one matrix in one pass ("phase"): if two of those 8 rows lie
 // in the same shared-memory bank, the pass is repeated (a bank conflict).
 __device__ inline void ldmatrix_x4(uint32_t (&registers)[4], const void* shared_row_address) {
-  const uint32_t address = uint32_t(__cvta_generic_to_shared(shared_row_address));
+  const uint32_t address = shared_address(shared_row_address);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(registers[0]), "=r"(registers[1]), "=r"(registers[2]), "=r"(registers[3])
                : "r"(address));
