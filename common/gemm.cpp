@@ -1,12 +1,10 @@
 #include "common/gemm.hpp"
 
 #include <cstdint>
-#include <limits>
 
 namespace gemm {
 
 std::optional<std::string> shape_contract_violation(const GemmProblem& problem) {
-  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   const struct {
     const char* name;
     int64_t value;
@@ -19,14 +17,31 @@ std::optional<std::string> shape_contract_violation(const GemmProblem& problem) 
     if (dim.value < dim.minimum)
       return std::string(dim.name) + " = " + value + " is too small: the shape contract needs " +
              dim.name + " >= " + std::to_string(dim.minimum);
-    if (dim.value > kMax)
+    if (dim.value > kMaxDimension)
       return std::string(dim.name) + " = " + value +
-             " is too large: the shape contract needs each of M, N, K <= 2147483647";
+             " is too large: the shape contract needs each of M, N, K <= 2^30 = 1073741824";
     if (dim.value % dim.multiple != 0)
       return std::string(dim.name) + " = " + value + " is not a multiple of " +
              std::to_string(dim.multiple) + ": the shape contract needs " + dim.name + " % " +
              std::to_string(dim.multiple) + " == 0 (rows of 16 bytes)";
   }
+  return std::nullopt;
+}
+
+const char* activation_name(Activation activation) {
+  switch (activation) {
+    case Activation::none: return "none";
+    case Activation::relu: return "relu";
+    case Activation::gelu: return "gelu";
+    case Activation::silu: return "silu";
+  }
+  return "unknown";
+}
+
+std::optional<Activation> parse_activation(const std::string& name) {
+  for (Activation activation :
+       {Activation::none, Activation::relu, Activation::gelu, Activation::silu})
+    if (name == activation_name(activation)) return activation;
   return std::nullopt;
 }
 

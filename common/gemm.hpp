@@ -26,6 +26,37 @@ struct GemmProblem {
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
 };
 
+// The activation of lesson 15's fused epilogue.
+//   relu(x) = max(x, 0)
+//   gelu(x) = 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))   (the tanh form, as cuBLASLt)
+//   silu(x) = x / (1 + exp(-x))
+enum class Activation { none, relu, gelu, silu };
+
+// "none", "relu", "gelu", "silu".
+const char* activation_name(Activation activation);
+// The inverse of activation_name; nothing for an unknown name.
+std::optional<Activation> parse_activation(const std::string& name);
+
+// The epilogue of lesson 15:
+//
+//   D = act(alpha * (A * B^T) + beta * C + bias)
+//
+// with C an M x N bf16 row-major matrix (read only when beta != 0) and bias a vector of N bf16
+// values, one per column of D (added to every row). The default is the plain product that
+// lessons 01-14 compute: alpha = 1, beta = 0, no bias, no activation; the harness never hands
+// those lessons anything else (Lesson::fused_epilogue).
+struct Epilogue {
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  const bf16* c = nullptr;     // M x N, row-major; used when beta != 0
+  const bf16* bias = nullptr;  // N values; nullptr: no bias
+  Activation activation = Activation::none;
+
+  bool is_plain() const {
+    return alpha == 1.0f && beta == 0.0f && bias == nullptr && activation == Activation::none;
+  }
+};
+
 // What a lesson's launch() receives. Pointers are device pointers.
 struct GemmArgs {
   GemmProblem problem;
@@ -33,10 +64,16 @@ struct GemmArgs {
   const bf16* b = nullptr;    // N x K, row-major (K contiguous)
   bf16* d = nullptr;          // M x N, row-major (N contiguous)
   void* workspace = nullptr;  // Lesson::workspace_bytes(problem) bytes, or nullptr if none
+  Epilogue epilogue;          // plain unless the lesson has a fused epilogue (lesson 15)
 };
 
+// The largest M, N or K the contract allows: 2^30. Every kernel computes rows, columns, tile
+// counts and "row + 8 < M" in 32-bit integers; below 2^30 none of those can overflow (and a
+// larger matrix of bf16 would not fit in a GPU's memory for any N or K that makes sense).
+inline constexpr int64_t kMaxDimension = int64_t(1) << 30;
+
 // The shape contract, identical for every lesson:
-//   M >= 1;  N >= 8 and N % 8 == 0;  K >= 8 and K % 8 == 0;  each at most 2^31 - 1.
+//   M >= 1;  N >= 8 and N % 8 == 0;  K >= 8 and K % 8 == 0;  each at most 2^30.
 // N and K multiples of 8 make every row of A, B and D a whole number of 16-byte chunks, which
 // vector loads, cp.async and TMA need. Returns the first rule the shape breaks, as one line.
 std::optional<std::string> shape_contract_violation(const GemmProblem& problem);

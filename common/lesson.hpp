@@ -21,11 +21,18 @@ enum class MinArch {
 // registry (lessons/registry.cu).
 struct Lesson {
   int id;             // 1..15
+  int parent;         // the lesson whose kernel this one starts from (`make diff`); 0 for lesson 01
   const char* slug;   // folder name without the number, e.g. "smem_tiling"
   const char* title;  // one line: what the lesson adds
   void (*launch)(const GemmArgs& args, cudaStream_t stream);
   size_t (*workspace_bytes)(const GemmProblem& problem);  // nullptr: the lesson needs none
   MinArch min_arch;
+  // The workspace must be all zeros when a launch starts (Stream-K's flags and partial sums): the
+  // harness zeroes it before every launch, outside every timed region.
+  bool zeroed_workspace = false;
+  // The lesson computes lesson 15's fused epilogue (alpha, beta * C, bias, activation). Lessons
+  // without it are only ever handed the plain product (Epilogue::is_plain()).
+  bool fused_epilogue = false;
 };
 
 // "lesson07": the name of the executable, the ctest prefix and the kernel namespace.

@@ -18,7 +18,10 @@ __device__ inline void ldmatrix_x4(uint32_t (&registers)[4], const void* shared_
   const uint32_t address = shared_address(shared_row_address);
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(registers[0]), "=r"(registers[1]), "=r"(registers[2]), "=r"(registers[3])
-               : "r"(address));
+               : "r"(address)
+               // "memory": the instruction reads shared memory, so the compiler must not move it
+               // above the stores (or the barrier) that fill the tile.
+               : "memory");
 }
 
 }  // namespace gemm::ptx

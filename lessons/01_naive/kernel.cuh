@@ -46,6 +46,7 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 
 inline constexpr gemm::Lesson kLesson{
     .id = 1,
+    .parent = 0,
     .slug = "naive",
     .title = "one thread per output element, fp32 accumulation",
     .launch = &launch,

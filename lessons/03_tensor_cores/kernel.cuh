@@ -158,8 +158,9 @@ __global__ void __launch_bounds__(Tile::kThreads)
     }
 }
 
-inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  using Tile = DefaultTile;
+// Runs the kernel with any tile configuration (the sweep drivers under profiles/ time others).
+template <class Tile>
+void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   const auto& p = args.problem;
   const int64_t tiles =
       gemm::ceil_div<int64_t>(p.m, Tile::kBlockM) * gemm::ceil_div<int64_t>(p.n, Tile::kBlockN);
@@ -167,8 +168,13 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
       int(p.m), int(p.n), int(p.k), args.a, args.b, args.d);
 }
 
+inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
+  launch_tile<DefaultTile>(args, stream);
+}
+
 inline constexpr gemm::Lesson kLesson{
     .id = 3,
+    .parent = 2,
     .slug = "tensor_cores",
     .title = "mma.sync.m16n8k16 on the tensor cores, ldmatrix from plain row-major shared tiles",
     .launch = &launch,

@@ -161,8 +161,9 @@ __global__ void __launch_bounds__(Tile::kThreads)
     }
 }
 
-inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  using Tile = DefaultTile;
+// Runs the kernel with any tile configuration (the sweep drivers under profiles/ time others).
+template <class Tile>
+void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   const auto& p = args.problem;
   const int64_t tiles =
       gemm::ceil_div<int64_t>(p.m, Tile::kBlockM) * gemm::ceil_div<int64_t>(p.n, Tile::kBlockN);
@@ -170,8 +171,13 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
       int(p.m), int(p.n), int(p.k), args.a, args.b, args.d);
 }
 
+inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
+  launch_tile<DefaultTile>(args, stream);
+}
+
 inline constexpr gemm::Lesson kLesson{
     .id = 4,
+    .parent = 3,
     .slug = "swizzled_smem",
     .title = "XOR-swizzled shared tiles: ldmatrix without bank conflicts",
     .launch = &launch,

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "common/gemm.hpp"
+#include "common/launch.hpp"
 #include "common/lesson.hpp"
 #include "common/ptx/cp_async.hpp"
 #include "common/ptx/ldmatrix.hpp"
@@ -192,20 +193,26 @@ __global__ void __launch_bounds__(Tile::kThreads)
     }
 }
 
-inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  using Tile = DefaultTile;
+// Runs the kernel with any tile configuration (the sweep drivers under profiles/ time others).
+template <class Tile>
+void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   const auto& p = args.problem;
   const int64_t tiles =
       gemm::ceil_div<int64_t>(p.m, Tile::kBlockM) * gemm::ceil_div<int64_t>(p.n, Tile::kBlockN);
   // NEW in lesson 05: more than 48 KB of dynamic shared memory must be allowed explicitly.
   constexpr int shared_bytes = sizeof(SharedStorage<Tile>);
-  cudaFuncSetAttribute(gemm_kernel<Tile>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+  gemm::allow_dynamic_shared_memory<gemm_kernel<Tile>>(shared_bytes);
   gemm_kernel<Tile><<<unsigned(tiles), Tile::kThreads, shared_bytes, stream>>>(
       int(p.m), int(p.n), int(p.k), args.a, args.b, args.d);
 }
 
+inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
+  launch_tile<DefaultTile>(args, stream);
+}
+
 inline constexpr gemm::Lesson kLesson{
     .id = 5,
+    .parent = 4,
     .slug = "cp_async_pipeline",
     .title = "multi-stage cp.async pipeline: global loads overlap the tensor-core work",
     .launch = &launch,

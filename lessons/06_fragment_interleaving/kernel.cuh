@@ -1,16 +1,19 @@
 // Lesson 06: lesson 05's kernel with fragment loads interleaved with the MMAs.
 //
 // Until now a warp loaded the operands of a whole 64-wide slice into registers (all 4 k-steps)
-// before its first mma.sync, as if every fragment of the slice had to be alive at once and the
-// first MMA had to wait for the last ldmatrix. Here the program says what it needs: the warp loads
-// one 16-wide k-step at a time, into one of two register buffers, and loads step s + 1 while the
-// MMAs of step s run (SMEM -> RF double buffering). The README measures what that buys with
-// today's compiler, which already reorders the loads of lesson 05 much this way by itself.
+// before its first mma.sync, and at the start of every slice it waited at the barrier, then for
+// its first ldmatrix, with the tensor cores idle. Here the warp loads one 16-wide k-step at a
+// time into one of two register buffers, and loads step s + 1 while the MMAs of step s run
+// (SMEM -> RF double buffering). The compiler already reorders loads that way within a slice; what
+// it may not do is move a load across the barrier between slices. So the loop crosses that barrier
+// one k-step early and loads the next slice's first fragments while the current slice's last MMAs
+// run, as CUTLASS's sm80 main loop does. The README measures what each part buys.
 #pragma once
 
 #include <cstdint>
 
 #include "common/gemm.hpp"
+#include "common/launch.hpp"
 #include "common/lesson.hpp"
 #include "common/ptx/cp_async.hpp"
 #include "common/ptx/ldmatrix.hpp"
@@ -37,8 +40,12 @@ struct TileShape {
   static constexpr int kKSteps = kBlockK / kMmaK;             // 16-wide k-steps per slice
   static constexpr int kStages = Stages_;                     // slices in the shared-memory ring
 };
-// The configuration this lesson runs: 4 warps of 64 x 64 on a 128 x 128 tile, 3 stages (96 KB).
-using DefaultTile = TileShape<128, 128, 64, 64, 3>;
+// The configuration this lesson runs: 8 warps of 64 x 32 on a 128 x 128 tile, 3 stages (96 KB).
+// NEW in lesson 06: half of lesson 05's warp tile. The prefetch across the barrier keeps a second
+// buffer of fragments alive next to the accumulators, and with lesson 05's 64 x 64 warp tiles
+// that needs more than the 255 registers a thread can have (ptxas spills 96 bytes). The README
+// measures lesson 05 at both warp tiles, so the comparison stays fair.
+using DefaultTile = TileShape<128, 128, 64, 32, 3>;
 
 // The ring of slices, in dynamic shared memory (more than the 48 KB a block may declare statically).
 template <class Tile>
@@ -144,28 +151,44 @@ __global__ void __launch_bounds__(Tile::kThreads)
   // Prologue: put the first Stages - 1 slices in flight.
   for (int slice = 0; slice < Tile::kStages - 1; ++slice) start_loading(slice);
 
-  for (int kt = 0; kt < k_slices; ++kt) {
-    // Wait until this thread's copies of slice kt have landed (at most Stages - 2 newer groups
-    // may still be in flight) ...
-    gemm::ptx::cp_async_wait_group<Tile::kStages - 2>();
-    // ... and barrier: every thread's copies of slice kt have landed, so any warp may read the
-    // whole slice; and every warp has finished computing on slice kt - 1, so its stage is free.
-    __syncthreads();
-    // Refill the stage that slice kt - 1 used with slice kt + Stages - 1, in the background.
-    start_loading(kt + Tile::kStages - 1);
+  // NEW in lesson 06: the barrier that makes a slice visible is crossed one k-step EARLY, during
+  // the last k-step of the previous slice, so that the first fragments of the next slice are
+  // loaded while the MMAs of the current slice's last k-step run. Slice 0 has no previous slice:
+  // its barrier is crossed here, before the loop.
+  gemm::ptx::cp_async_wait_group<Tile::kStages - 2>();
+  // Barrier: every thread's copies of slice 0 have landed.
+  __syncthreads();
+  start_loading(Tile::kStages - 1);
 
-    // NEW in lesson 06: k-step by k-step, with two fragment buffers. While the MMAs of step s
-    // read buffer s % 2, the ldmatrix of step s + 1 fills the other one.
+  // NEW in lesson 06: two fragment buffers of one k-step each. While the MMAs of step s read
+  // buffer s % 2, the ldmatrix of the next step (the next slice's step 0 after the last step)
+  // fills the other one. Steps per slice are even, so every slice starts in buffer 0.
+  static_assert(Tile::kKSteps % 2 == 0, "each slice starts with its fragments in buffer 0");
+  StepFragments<Tile> fragments[2];
+  load_fragments(shared.a[0], shared.b[0], warp_row0, warp_col0, 0, fragments[0]);
+
+  for (int kt = 0; kt < k_slices; ++kt) {
     const int stage = kt % Tile::kStages;
-    StepFragments<Tile> fragments[2];
-    load_fragments(shared.a[stage], shared.b[stage], warp_row0, warp_col0, 0, fragments[0]);
 #pragma unroll
     for (int step = 0; step < Tile::kKSteps; ++step) {
-      // BEGIN EXERCISE(interleave): start loading step + 1 into the other buffer, then run the
+      // BEGIN EXERCISE(interleave): load the fragments of the next k-step into the other buffer
+      // (at the last step: cross the barrier of slice kt + 1 and load its step 0), then run the
       // MMAs of this step
-      if (step + 1 < Tile::kKSteps)
+      if (step + 1 < Tile::kKSteps) {
         load_fragments(shared.a[stage], shared.b[stage], warp_row0, warp_col0, step + 1,
                        fragments[(step + 1) % 2]);
+      } else {
+        // The last k-step: its fragments are already in registers, so this warp is done reading
+        // slice kt. Wait until this thread's copies of slice kt + 1 have landed ...
+        gemm::ptx::cp_async_wait_group<Tile::kStages - 2>();
+        // ... and barrier: every thread's copies of slice kt + 1 have landed, so any warp may
+        // read it; and every warp has finished reading slice kt, so its stage is free (it is
+        // refilled below, after this step's MMAs, when fewer registers are in use).
+        __syncthreads();
+        const int next_stage = (kt + 1) % Tile::kStages;
+        load_fragments(shared.a[next_stage], shared.b[next_stage], warp_row0, warp_col0, 0,
+                       fragments[0]);
+      }
       const StepFragments<Tile>& current = fragments[step % 2];
 #pragma unroll
       for (int i = 0; i < Tile::kMmasM; ++i)
@@ -174,6 +197,8 @@ __global__ void __launch_bounds__(Tile::kThreads)
           gemm::ptx::mma_m16n8k16_bf16(accumulator[i][j], current.a[i], current.b[j]);
       // END EXERCISE
     }
+    // Refill slice kt's stage with slice kt + Stages, in the background.
+    start_loading(kt + Tile::kStages);
   }
 
   // Epilogue: lane l holds rows l / 4 and l / 4 + 8 of each 16 x 8 block, two adjacent columns
@@ -196,20 +221,26 @@ __global__ void __launch_bounds__(Tile::kThreads)
     }
 }
 
-inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  using Tile = DefaultTile;
+// Runs the kernel with any tile configuration (the sweep drivers under profiles/ time others).
+template <class Tile>
+void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   const auto& p = args.problem;
   const int64_t tiles =
       gemm::ceil_div<int64_t>(p.m, Tile::kBlockM) * gemm::ceil_div<int64_t>(p.n, Tile::kBlockN);
   // More than 48 KB of dynamic shared memory must be allowed explicitly.
   constexpr int shared_bytes = sizeof(SharedStorage<Tile>);
-  cudaFuncSetAttribute(gemm_kernel<Tile>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+  gemm::allow_dynamic_shared_memory<gemm_kernel<Tile>>(shared_bytes);
   gemm_kernel<Tile><<<unsigned(tiles), Tile::kThreads, shared_bytes, stream>>>(
       int(p.m), int(p.n), int(p.k), args.a, args.b, args.d);
 }
 
+inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
+  launch_tile<DefaultTile>(args, stream);
+}
+
 inline constexpr gemm::Lesson kLesson{
     .id = 6,
+    .parent = 5,
     .slug = "fragment_interleaving",
     .title = "fragment loads interleaved with the MMAs, double-buffered in registers",
     .launch = &launch,

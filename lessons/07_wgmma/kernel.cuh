@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "common/gemm.hpp"
+#include "common/launch.hpp"
 #include "common/lesson.hpp"
 #include "common/ptx/cp_async.hpp"
 #include "common/ptx/fence.hpp"
@@ -186,21 +187,27 @@ __global__ void __launch_bounds__(Tile::kThreads)
   }
 }
 
-inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  using Tile = DefaultTile;
+// Runs the kernel with any tile configuration (the sweep drivers under profiles/ time others).
+template <class Tile>
+void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   const auto& p = args.problem;
   const int64_t tiles =
       gemm::ceil_div<int64_t>(p.m, Tile::kBlockM) * gemm::ceil_div<int64_t>(p.n, Tile::kBlockN);
   // More than 48 KB of dynamic shared memory must be allowed explicitly.
   // NEW in lesson 07: plus room to align the storage to 1024 bytes.
   constexpr int shared_bytes = sizeof(SharedStorage<Tile>) + gemm::kSharedAlignment;
-  cudaFuncSetAttribute(gemm_kernel<Tile>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+  gemm::allow_dynamic_shared_memory<gemm_kernel<Tile>>(shared_bytes);
   gemm_kernel<Tile><<<unsigned(tiles), Tile::kThreads, shared_bytes, stream>>>(
       int(p.m), int(p.n), int(p.k), args.a, args.b, args.d);
 }
 
+inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
+  launch_tile<DefaultTile>(args, stream);
+}
+
 inline constexpr gemm::Lesson kLesson{
     .id = 7,
+    .parent = 6,
     .slug = "wgmma",
     .title = "Hopper warpgroup MMA (wgmma) from 128-byte swizzled shared memory",
     .launch = &launch,

@@ -7,8 +7,8 @@ using gemm::shape_contract_violation;
 
 TEST(ShapeContract, AcceptsEveryShapeInsideTheContract) {
   for (const GemmProblem& shape : {GemmProblem{1, 8, 8}, GemmProblem{4096, 4096, 4096},
-                                   GemmProblem{333, 136, 264}, GemmProblem{1, 2147483640, 8},
-                                   GemmProblem{2147483647, 8, 8}})
+                                   GemmProblem{333, 136, 264}, GemmProblem{1, 1073741824, 8},
+                                   GemmProblem{1073741824, 8, 8}, GemmProblem{8, 8, 1073741824}})
     EXPECT_FALSE(shape_contract_violation(shape))
         << shape.m << "x" << shape.n << "x" << shape.k << ": " << *shape_contract_violation(shape);
 }
@@ -33,10 +33,24 @@ TEST(ShapeContract, RejectsKNotMultipleOf8) {
             "K = 100 is not a multiple of 8: the shape contract needs K % 8 == 0 (rows of 16 bytes)");
 }
 
-TEST(ShapeContract, RejectsSizesBeyond32Bits) {
-  const auto violation = shape_contract_violation({int64_t(1) << 31, 64, 64});
+TEST(ShapeContract, RejectsSizesBeyond2To30) {
+  // The limit keeps every kernel's 32-bit index arithmetic (row + 8 < M, tile counts) exact.
+  EXPECT_EQ(gemm::kMaxDimension, int64_t(1) << 30);
+  const auto violation = shape_contract_violation({(int64_t(1) << 30) + 1, 64, 64});
   ASSERT_TRUE(violation);
-  EXPECT_NE(violation->find("M = 2147483648 is too large"), std::string::npos) << *violation;
+  EXPECT_EQ(*violation,
+            "M = 1073741825 is too large: the shape contract needs each of M, N, K <= 2^30 = "
+            "1073741824");
+  EXPECT_TRUE(shape_contract_violation({64, (int64_t(1) << 30) + 8, 64}));
+  EXPECT_TRUE(shape_contract_violation({64, 64, int64_t(1) << 31}));
+}
+
+TEST(Activation, NamesRoundTrip) {
+  for (gemm::Activation activation : {gemm::Activation::none, gemm::Activation::relu,
+                                      gemm::Activation::gelu, gemm::Activation::silu})
+    EXPECT_EQ(gemm::parse_activation(gemm::activation_name(activation)), activation);
+  EXPECT_FALSE(gemm::parse_activation("tanh"));
+  EXPECT_FALSE(gemm::parse_activation(""));
 }
 
 TEST(ShapeContract, ReportsTheFirstBrokenRuleOnly) {
