@@ -1,6 +1,7 @@
 #include "common/cli.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <string_view>
@@ -21,6 +22,16 @@ int64_t parse_integer(const std::string& flag, const std::string& text, int64_t 
     throw UsageError(flag + " = " + text + " is out of range [" + std::to_string(minimum) + ", " +
                      std::to_string(maximum) + "]");
   return int64_t(value);
+}
+
+// Parses a whole string as a finite decimal number, or throws UsageError.
+float parse_float(const std::string& flag, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const float value = std::strtof(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(value))
+    throw UsageError(flag + " needs a finite number, got '" + text + "'");
+  return value;
 }
 
 OutputFormat parse_format(const std::string& text) {
@@ -49,7 +60,9 @@ RunOptions parse_run_options(int argc, const char* const* argv) {
     }
 
     const bool takes_value = flag == "--m" || flag == "--n" || flag == "--k" || flag == "--iters" ||
-                             flag == "--warmup" || flag == "--seed" || flag == "--format";
+                             flag == "--warmup" || flag == "--seed" || flag == "--format" ||
+                             flag == "--result-file" || flag == "--alpha" || flag == "--beta" ||
+                             flag == "--act";
     if (takes_value && !has_inline_value) {
       if (i + 1 >= argc) throw UsageError(flag + " needs a value");
       value = argv[++i];
@@ -65,6 +78,24 @@ RunOptions parse_run_options(int argc, const char* const* argv) {
     else if (flag == "--seed")
       options.seed = uint64_t(parse_integer(flag, value, 0, std::numeric_limits<int64_t>::max()));
     else if (flag == "--format") options.format = parse_format(value);
+    else if (flag == "--result-file") {
+      if (value.empty()) throw UsageError("--result-file needs a file name");
+      options.result_file = value;
+    } else if (flag == "--alpha") {
+      options.epilogue.alpha = parse_float(flag, value);
+      options.epilogue.given = true;
+    } else if (flag == "--beta") {
+      options.epilogue.beta = parse_float(flag, value);
+      options.epilogue.given = true;
+    } else if (flag == "--bias") {
+      options.epilogue.bias = true;
+      options.epilogue.given = true;
+    } else if (flag == "--act") {
+      const auto activation = parse_activation(value);
+      if (!activation) throw UsageError("--act must be none, relu, gelu or silu, got '" + value + "'");
+      options.epilogue.activation = *activation;
+      options.epilogue.given = true;
+    }
     else if (flag == "--no-check") options.check = false;
     else if (flag == "--profile") options.profile = true;
     else if (flag == "--help" || flag == "-h") options.help = true;
@@ -76,18 +107,24 @@ RunOptions parse_run_options(int argc, const char* const* argv) {
 std::string usage_text(const std::string& program) {
   return "usage: " + program +
          " [--m M] [--n N] [--k K] [--iters I] [--warmup W] [--seed S]\n"
-         "       [--no-check] [--format table|csv|json] [--profile] [--help]\n"
+         "       [--no-check] [--format table|csv|json] [--result-file PATH] [--profile] [--help]\n"
+         "       [--alpha A] [--beta B] [--bias] [--act none|relu|gelu|silu]   (lesson 15 only)\n"
          "\n"
          "Computes D = A * B^T in bf16 (fp32 accumulation), checks D against cuBLAS and times\n"
-         "the lesson's kernel against cuBLAS in the same run.\n"
+         "the lesson's kernel against cuBLAS in the same run, alternately, pair by pair.\n"
          "\n"
-         "  --m, --n, --k   problem size (default 4096 each); M >= 1, N and K multiples of 8\n"
-         "  --iters I       timed repetitions (default 20); the median is reported\n"
-         "  --warmup W      untimed runs before timing (default 5)\n"
+         "  --m, --n, --k   problem size (default 4096 each); M >= 1, N and K multiples of 8,\n"
+         "                  each at most 2^30\n"
+         "  --iters I       timed pairs (default 30; more for small shapes); medians are reported,\n"
+         "                  and the ratio to cuBLAS is the median of the per-pair ratios\n"
+         "  --warmup W      untimed pairs first (default 5, and at least 0.3 s of GPU work)\n"
          "  --seed S        seed of the random inputs (default 1)\n"
          "  --no-check      skip the comparison with cuBLAS\n"
          "  --format F      table (default), csv or json\n"
+         "  --result-file P also write the JSON report to file P\n"
          "  --profile       one warm-up and one launch of the lesson kernel only, for ncu\n"
+         "  --alpha, --beta, --bias, --act   lesson 15's fused epilogue:\n"
+         "                  D = act(alpha * A * B^T + beta * C + bias), bias one value per column\n"
          "\n"
          "exit status: 0 pass, 1 check failed, 2 no CUDA GPU, 3 GPU cannot run this lesson,\n"
          "             4 bad command line or shape, 5 CUDA error\n";

@@ -20,16 +20,27 @@ enum ExitCode : int {
 
 enum class OutputFormat { table, csv, json };
 
-// The options every lesson executable takes (COURSE.md section 4).
+// Lesson 15's fused epilogue as the command line asks for it (--alpha --beta --bias --act).
+struct EpilogueOptions {
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  bool bias = false;
+  Activation activation = Activation::none;
+  bool given = false;  // any of the four flags appeared: lessons without the epilogue refuse
+};
+
+// The options every lesson executable takes.
 struct RunOptions {
   GemmProblem problem;  // --m --n --k, default 4096 each
-  int iters = 20;       // --iters: timed repetitions
-  int warmup = 5;       // --warmup: untimed runs first
+  int iters = 30;       // --iters: timed pairs (lesson and reference, alternately)
+  int warmup = 5;       // --warmup: untimed pairs first (and at least 0.3 s of GPU work)
   uint64_t seed = 1;    // --seed: the random inputs
   bool check = true;    // --no-check turns the correctness check off
   bool profile = false; // --profile: one warm-up and one launch of the lesson kernel only
   bool help = false;    // --help
   OutputFormat format = OutputFormat::table;  // --format table|csv|json
+  std::string result_file;  // --result-file: also write the JSON report to this file
+  EpilogueOptions epilogue;  // --alpha --beta --bias --act (lesson 15)
 };
 
 // A command line the executable cannot accept. what() is one line naming the problem.

@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <sstream>
 
+#include "common/epilogue_reference.hpp"
 #include "common/random.hpp"
 
 // The CUDA architectures this build targets (CMAKE_CUDA_ARCHITECTURES), set by CMake.
@@ -73,6 +76,21 @@ std::optional<std::string> unsupported_reason(const Lesson& lesson, const Device
   return std::nullopt;
 }
 
+std::optional<std::string> epilogue_refusal(const Lesson& lesson, const EpilogueOptions& epilogue) {
+  if (!epilogue.given || lesson.fused_epilogue) return std::nullopt;
+  return "--alpha, --beta, --bias and --act belong to lesson 15's fused epilogue; " +
+         lesson_name(lesson) + " computes the plain D = A * B^T";
+}
+
+std::string describe_epilogue(const EpilogueOptions& epilogue) {
+  std::string inner = "A*B^T";
+  if (epilogue.alpha != 1.0f) inner = format_number("%g", epilogue.alpha) + " * " + inner;
+  if (epilogue.beta != 0.0f) inner += " + " + format_number("%g", epilogue.beta) + " * C";
+  if (epilogue.bias) inner += " + bias";
+  if (epilogue.activation == Activation::none) return "D = " + inner;
+  return std::string("D = ") + activation_name(epilogue.activation) + "(" + inner + ")";
+}
+
 // ---- LessonRunner ---------------------------------------------------------------------------
 
 namespace {
@@ -89,10 +107,24 @@ DeviceInfo query_device(int ordinal) {
   info.l2_bytes = size_t(properties.l2CacheSize);
   return info;
 }
+
+// FNV-1a over D's bytes: two runs on the same inputs must give the same hash, bit for bit.
+uint64_t fnv1a(const void* data, size_t bytes) {
+  const unsigned char* byte = static_cast<const unsigned char*>(data);
+  uint64_t hash = 14695981039346656037ull;
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ byte[i]) * 1099511628211ull;
+  return hash;
+}
+
+std::vector<float> download_as_float(const bf16* data, size_t count) {
+  std::vector<bf16> values(count);
+  CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(bf16), cudaMemcpyDeviceToHost));
+  return std::vector<float>(values.begin(), values.end());
+}
 }  // namespace
 
 LessonRunner::LessonRunner(int device_ordinal)
-    : device_(query_device(device_ordinal)), timer_(device_.l2_bytes) {
+    : device_(query_device(device_ordinal)), timer_(device_.l2_bytes, device_ordinal) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
 
@@ -100,34 +132,63 @@ LessonRunner::~LessonRunner() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-void LessonRunner::set_problem(const GemmProblem& problem, uint64_t seed) {
+void LessonRunner::set_problem(const GemmProblem& problem, uint64_t seed,
+                               const EpilogueOptions& epilogue) {
   problem_ = problem;
+  epilogue_options_ = epilogue;
   a_.resize(size_t(problem.m * problem.k));
   b_.resize(size_t(problem.n * problem.k));
   // The guard zone: up to 256 rows past the end of D, where a kernel that forgets to predicate
   // the last row tile of a ragged M would write.
   const int64_t guard = std::max<int64_t>(1024, std::min<int64_t>(256 * problem.n, int64_t(1) << 24));
   d_.resize(size_t(problem.m * problem.n + guard));
-  // Different seeds for A and B, both derived from the one the user gave.
-  fill_uniform(a_.get(), a_.size(), 2 * seed, stream_);
-  fill_uniform(b_.get(), b_.size(), 2 * seed + 1, stream_);
+  // Different seeds for A, B, C and the bias, all derived from the one the user gave.
+  fill_uniform(a_.get(), a_.size(), 4 * seed, stream_);
+  fill_uniform(b_.get(), b_.size(), 4 * seed + 1, stream_);
+  c_.resize(epilogue.beta != 0.0f ? size_t(problem.m * problem.n) : 0);
+  if (c_.size() > 0) fill_uniform(c_.get(), c_.size(), 4 * seed + 2, stream_);
+  bias_.resize(epilogue.bias ? size_t(problem.n) : 0);
+  if (bias_.size() > 0) fill_uniform(bias_.get(), bias_.size(), 4 * seed + 3, stream_);
+  // cuBLASLt (and its workspace) only for the epilogue's check and timing.
+  if (!this->epilogue().is_plain() && !epilogue_reference_)
+    epilogue_reference_ = std::make_unique<EpilogueReference>();
 }
 
-GemmArgs LessonRunner::args(const Lesson& lesson) {
+Epilogue LessonRunner::epilogue() const {
+  Epilogue epilogue;
+  epilogue.alpha = epilogue_options_.alpha;
+  epilogue.beta = epilogue_options_.beta;
+  epilogue.c = c_.size() > 0 ? c_.get() : nullptr;
+  epilogue.bias = bias_.size() > 0 ? bias_.get() : nullptr;
+  epilogue.activation = epilogue_options_.activation;
+  return epilogue;
+}
+
+GemmArgs LessonRunner::args(const Lesson& lesson, DeviceBuffer<unsigned char>& workspace) {
   GemmArgs args;
   args.problem = problem_;
   args.a = a_.get();
   args.b = b_.get();
   args.d = d_.get();
+  args.epilogue = epilogue();
   if (lesson.workspace_bytes) {
-    workspace_.resize(lesson.workspace_bytes(problem_));
-    args.workspace = workspace_.get();
+    workspace.resize(lesson.workspace_bytes(problem_));
+    args.workspace = workspace.get();
   }
   return args;
 }
 
+void LessonRunner::zero_workspace_if_needed(const Lesson& lesson,
+                                            DeviceBuffer<unsigned char>& workspace,
+                                            cudaStream_t stream) {
+  if (lesson.zeroed_workspace && workspace.bytes() > 0)
+    CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), stream));
+}
+
 void LessonRunner::launch(const Lesson& lesson) {
-  lesson.launch(args(lesson), stream_);
+  const GemmArgs lesson_args = args(lesson, workspace_);
+  zero_workspace_if_needed(lesson, workspace_, stream_);
+  lesson.launch(lesson_args, stream_);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -145,17 +206,26 @@ CheckResult LessonRunner::check(const Lesson& lesson) {
 
 CheckResult LessonRunner::verify_current_output() {
   reference_.resize(size_t(d_elements()));
-  cublas_.run_fp32_output(problem_, a_.get(), b_.get(), reference_.get(), stream_);
+  const Epilogue fused = epilogue();
+  if (fused.is_plain())
+    cublas_.run_fp32_output(problem_, a_.get(), b_.get(), reference_.get(), stream_);
+  else
+    epilogue_reference_->run(problem_, a_.get(), b_.get(), fused, reference_.get(), CUDA_R_32F,
+                             stream_);
   CheckResult result;
   result.against_cublas = verify_on_device(d_.get(), reference_.get(), d_elements(),
                                            d_.get() + d_elements(), guard_elements(), stream_);
 
+  const std::vector<bf16> d = download_d();
+  result.output_hash = fnv1a(d.data(), d.size() * sizeof(bf16));
   if (double(problem_.m) * double(problem_.n) * double(problem_.k) <= kCpuReferenceMaxMacs) {
-    std::vector<bf16> a(a_.size()), b(b_.size());
-    CUDA_CHECK(cudaMemcpy(a.data(), a_.get(), a_.bytes(), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(b.data(), b_.get(), b_.bytes(), cudaMemcpyDeviceToHost));
-    std::vector<float> a_float(a.begin(), a.end()), b_float(b.begin(), b.end());
-    result.against_cpu = verify_on_host(download_d(), cpu_gemm_fp64(a_float, b_float, problem_));
+    const std::vector<float> a = download_as_float(a_.get(), a_.size());
+    const std::vector<float> b = download_as_float(b_.get(), b_.size());
+    std::vector<double> expected = cpu_gemm_fp64(a, b, problem_);
+    if (!fused.is_plain())
+      expected = cpu_epilogue_fp64(expected, problem_, fused, download_as_float(c_.get(), c_.size()),
+                                   download_as_float(bias_.get(), bias_.size()));
+    result.against_cpu = verify_on_host(d, expected);
   }
   return result;
 }
@@ -167,21 +237,42 @@ std::vector<bf16> LessonRunner::download_d() const {
   return d;
 }
 
-TimingStats LessonRunner::time_lesson(const Lesson& lesson, const TimingOptions& options) {
-  const GemmArgs lesson_args = args(lesson);
-  return timer_.time([&](cudaStream_t stream) { lesson.launch(lesson_args, stream); }, options,
-                     stream_);
+std::string LessonRunner::reference_name() const {
+  const Epilogue fused = epilogue();
+  return fused.is_plain() ? "cuBLAS" : epilogue_reference_->describe(fused);
 }
 
-TimingStats LessonRunner::time_cublas(const TimingOptions& options) {
+PairedTiming LessonRunner::time_against_reference(const Lesson& lesson,
+                                                  const TimingOptions& options) {
+  const GemmArgs lesson_args = args(lesson, workspace_);
+  const Epilogue fused = epilogue();
+  const auto reference = [&](cudaStream_t stream) {
+    if (fused.is_plain())
+      cublas_.run_bf16_output(problem_, a_.get(), b_.get(), d_.get(), stream);
+    else
+      epilogue_reference_->run(problem_, a_.get(), b_.get(), fused, d_.get(), CUDA_R_16BF, stream);
+  };
+  return timer_.time([&](cudaStream_t stream) { lesson.launch(lesson_args, stream); }, reference,
+                     options, stream_,
+                     [&](cudaStream_t stream) { zero_workspace_if_needed(lesson, workspace_, stream); });
+}
+
+PairedTiming LessonRunner::time_against_lesson(const Lesson& lesson, const Lesson& baseline,
+                                               const TimingOptions& options) {
+  const GemmArgs lesson_args = args(lesson, workspace_);
+  const GemmArgs baseline_args = args(baseline, baseline_workspace_);
+  // Each lesson has its own workspace, zeroed (where it must be) outside the timed runs.
   return timer_.time(
-      [&](cudaStream_t stream) {
-        cublas_.run_bf16_output(problem_, a_.get(), b_.get(), d_.get(), stream);
-      },
-      options, stream_);
+      [&](cudaStream_t stream) { lesson.launch(lesson_args, stream); },
+      [&](cudaStream_t stream) { baseline.launch(baseline_args, stream); }, options, stream_,
+      [&](cudaStream_t stream) { zero_workspace_if_needed(lesson, workspace_, stream); },
+      [&](cudaStream_t stream) { zero_workspace_if_needed(baseline, baseline_workspace_, stream); });
 }
-
 // ---- Reports --------------------------------------------------------------------------------
+
+namespace {
+std::string percent(double ratio) { return format_number("%.1f%%", 100.0 * ratio); }
+}  // namespace
 
 std::string format_table(const RunReport& report) {
   const std::string name = lesson_name(*report.lesson);
@@ -191,9 +282,11 @@ std::string format_table(const RunReport& report) {
       << report.device.minor << ", " << report.device.sm_count << " SMs)\n";
   out << "problem   M=" << report.problem.m << " N=" << report.problem.n << " K=" << report.problem.k
       << "  (bf16 in, fp32 accumulate, bf16 out; seed " << report.seed << ")\n";
+  if (report.epilogue.given) out << "epilogue  " << describe_epilogue(report.epilogue) << "\n";
   if (report.check) {
     const CheckResult& check = *report.check;
-    out << "check     " << (check.against_cublas.passed() ? "PASS" : "FAIL") << " vs cuBLAS fp32: "
+    out << "check     " << (check.against_cublas.passed() ? "PASS" : "FAIL") << " vs "
+        << (report.epilogue.given ? report.reference_name : std::string("cuBLAS")) << " fp32: "
         << check.against_cublas.summary(report.problem.n) << "\n";
     if (check.against_cpu)
       out << "          " << (check.against_cpu->passed() ? "PASS" : "FAIL")
@@ -201,88 +294,132 @@ std::string format_table(const RunReport& report) {
   } else {
     out << "check     skipped (--no-check)\n";
   }
-  if (report.lesson_time.samples > 0) {
-    out << "time      median ms    min ms    max ms   TFLOP/s   (" << report.lesson_time.samples
-        << " runs each, L2 flushed before each)\n";
+  const PairedTiming& timing = report.timing;
+  if (timing.timed()) {
+    out << "time      " << timing.pairs
+        << " pairs, the two sides alternating, L2 flushed before each run\n";
+    out << "          median ms    min ms    max ms   TFLOP/s\n";
     const auto row = [&](const std::string& label, const TimingStats& t, double tflops) {
       char line[160];
       std::snprintf(line, sizeof(line), "%-9s %9.4f %9.4f %9.4f %9.1f\n", label.c_str(),
                     t.median_ms, t.min_ms, t.max_ms, tflops);
       out << line;
     };
-    row(name, report.lesson_time, report.lesson_tflops());
-    row("cuBLAS", report.cublas_time, report.cublas_tflops());
-    out << "result    " << name << " runs at " << format_number("%.1f", 100.0 * report.ratio_to_cublas())
-        << "% of cuBLAS (median times, same run)\n";
+    row(name, timing.lesson, report.lesson_tflops());
+    row(report.reference_name.size() <= 9 ? report.reference_name : "reference", timing.reference,
+        report.reference_tflops());
+    out << "result    " << name << " runs at " << percent(timing.ratio) << " of "
+        << report.reference_name << " (median of the per-pair ratios; pairs ranged "
+        << percent(timing.ratio_min) << " to " << percent(timing.ratio_max) << ")\n";
+    out << "clock     " << timing.clock.summary() << "\n";
   }
   return out.str();
 }
 
 std::string csv_header() {
-  return "lesson,slug,m,n,k,seed,check,max_normalized_error,mismatches,"
-         "lesson_median_ms,lesson_min_ms,lesson_max_ms,lesson_tflops,"
-         "cublas_median_ms,cublas_min_ms,cublas_max_ms,cublas_tflops,ratio_to_cublas,gpu";
+  return "lesson,slug,m,n,k,seed,epilogue,check,max_normalized_error,mismatches,pairs,"
+         "lesson_median_ms,lesson_min_ms,lesson_max_ms,lesson_tflops,reference,"
+         "reference_median_ms,reference_min_ms,reference_max_ms,reference_tflops,"
+         "ratio,ratio_min,ratio_max,sm_mhz_median,sm_mhz_min,sm_mhz_max,power_w_peak,throttle,gpu";
 }
 
 std::string format_csv_row(const RunReport& report) {
   std::ostringstream out;
-  const bool timed = report.lesson_time.samples > 0;
+  const PairedTiming& timing = report.timing;
   const auto number = [&](const char* format, double value) {
-    return timed ? format_number(format, value) : std::string();
+    return timing.timed() ? format_number(format, value) : std::string();
+  };
+  const auto clock_number = [&](double value) {
+    return timing.timed() && timing.clock.available ? format_number("%.0f", value) : std::string();
   };
   out << report.lesson->id << "," << report.lesson->slug << "," << report.problem.m << ","
-      << report.problem.n << "," << report.problem.k << "," << report.seed << ",";
+      << report.problem.n << "," << report.problem.k << "," << report.seed << ","
+      << (report.epilogue.given ? describe_epilogue(report.epilogue) : std::string("plain")) << ",";
   if (report.check)
     out << (report.check->passed() ? "pass" : "fail") << ","
         << format_number("%.4g", report.check->against_cublas.max_normalized_error) << ","
         << report.check->against_cublas.mismatches << ",";
   else
     out << "skipped,,,";
-  out << number("%.4f", report.lesson_time.median_ms) << "," << number("%.4f", report.lesson_time.min_ms)
-      << "," << number("%.4f", report.lesson_time.max_ms) << "," << number("%.2f", report.lesson_tflops())
-      << "," << number("%.4f", report.cublas_time.median_ms) << ","
-      << number("%.4f", report.cublas_time.min_ms) << "," << number("%.4f", report.cublas_time.max_ms)
-      << "," << number("%.2f", report.cublas_tflops()) << ","
-      << number("%.4f", report.ratio_to_cublas()) << "," << report.device.name;
+  out << (timing.timed() ? std::to_string(timing.pairs) : std::string()) << ","
+      << number("%.4f", timing.lesson.median_ms) << "," << number("%.4f", timing.lesson.min_ms)
+      << "," << number("%.4f", timing.lesson.max_ms) << "," << number("%.2f", report.lesson_tflops())
+      << "," << (timing.timed() ? report.reference_name : std::string()) << ","
+      << number("%.4f", timing.reference.median_ms) << ","
+      << number("%.4f", timing.reference.min_ms) << "," << number("%.4f", timing.reference.max_ms)
+      << "," << number("%.2f", report.reference_tflops()) << "," << number("%.4f", timing.ratio)
+      << "," << number("%.4f", timing.ratio_min) << "," << number("%.4f", timing.ratio_max) << ","
+      << clock_number(timing.clock.sm_mhz_median) << "," << clock_number(timing.clock.sm_mhz_min)
+      << "," << clock_number(timing.clock.sm_mhz_max) << ","
+      << clock_number(timing.clock.power_w_peak) << ","
+      << (timing.timed() && timing.clock.available ? throttle_reason_names(timing.clock.throttle_reasons)
+                                                   : std::string())
+      << "," << report.device.name;
   return out.str();
 }
 
 std::string format_json(const RunReport& report) {
   std::ostringstream out;
-  const auto timing = [&](const TimingStats& t) {
+  const auto stats = [&](const TimingStats& t) {
     return "{\"median\": " + format_number("%.6g", t.median_ms) + ", \"min\": " +
            format_number("%.6g", t.min_ms) + ", \"max\": " + format_number("%.6g", t.max_ms) +
            ", \"samples\": " + std::to_string(t.samples) + "}";
   };
   out << "{\"lesson\": " << report.lesson->id << ", \"slug\": \"" << report.lesson->slug
-      << "\", \"gpu\": \"" << json_escape(report.device.name) << "\", \"m\": " << report.problem.m
+      << "\", \"gpu\": \"" << json_escape(report.device.name)
+      << "\", \"sm_count\": " << report.device.sm_count << ", \"m\": " << report.problem.m
       << ", \"n\": " << report.problem.n << ", \"k\": " << report.problem.k
-      << ", \"seed\": " << report.seed << ", \"check\": ";
+      << ", \"seed\": " << report.seed << ", \"epilogue\": {\"alpha\": "
+      << format_number("%.9g", report.epilogue.alpha)
+      << ", \"beta\": " << format_number("%.9g", report.epilogue.beta)
+      << ", \"bias\": " << (report.epilogue.bias ? "true" : "false") << ", \"activation\": \""
+      << activation_name(report.epilogue.activation) << "\"}, \"check\": ";
   if (report.check) {
     const VerifyReport& v = report.check->against_cublas;
+    char hash[32];
+    std::snprintf(hash, sizeof(hash), "%016llx", (unsigned long long)report.check->output_hash);
     out << "{\"passed\": " << (report.check->passed() ? "true" : "false")
         << ", \"max_normalized_error\": "
         << (std::isfinite(v.max_normalized_error) ? format_number("%.6g", v.max_normalized_error)
                                                   : std::string("null"))
         << ", \"mismatches\": " << v.mismatches << ", \"nan_or_inf\": " << v.nan_or_inf
         << ", \"unwritten\": " << v.unwritten << ", \"guard_overwritten\": " << v.guard_overwritten
-        << ", \"cpu_fp64_checked\": " << (report.check->against_cpu ? "true" : "false") << "}";
+        << ", \"cpu_fp64_checked\": " << (report.check->against_cpu ? "true" : "false")
+        << ", \"output_hash\": \"" << hash << "\"}";
   } else {
     out << "null";
   }
-  if (report.lesson_time.samples > 0)
-    out << ", \"lesson_ms\": " << timing(report.lesson_time)
+  const PairedTiming& timing = report.timing;
+  if (timing.timed()) {
+    const ClockReport& clock = timing.clock;
+    out << ", \"reference\": \"" << json_escape(report.reference_name)
+        << "\", \"pairs\": " << timing.pairs << ", \"lesson_ms\": " << stats(timing.lesson)
         << ", \"lesson_tflops\": " << format_number("%.6g", report.lesson_tflops())
-        << ", \"cublas_ms\": " << timing(report.cublas_time)
-        << ", \"cublas_tflops\": " << format_number("%.6g", report.cublas_tflops())
-        << ", \"ratio_to_cublas\": " << format_number("%.6g", report.ratio_to_cublas());
+        << ", \"reference_ms\": " << stats(timing.reference)
+        << ", \"reference_tflops\": " << format_number("%.6g", report.reference_tflops())
+        << ", \"ratio\": " << format_number("%.6g", timing.ratio)
+        << ", \"ratio_min\": " << format_number("%.6g", timing.ratio_min)
+        << ", \"ratio_max\": " << format_number("%.6g", timing.ratio_max)
+        << ", \"clock\": {\"available\": " << (clock.available ? "true" : "false");
+    if (clock.available)
+      out << ", \"sm_mhz_median\": " << format_number("%.0f", clock.sm_mhz_median)
+          << ", \"sm_mhz_min\": " << format_number("%.0f", clock.sm_mhz_min)
+          << ", \"sm_mhz_max\": " << format_number("%.0f", clock.sm_mhz_max)
+          << ", \"power_w_peak\": " << format_number("%.0f", clock.power_w_peak)
+          << ", \"throttle\": \"" << throttle_reason_names(clock.throttle_reasons) << "\"";
+    out << "}";
+  }
   out << "}";
   return out.str();
 }
 
 // ---- run_lesson -----------------------------------------------------------------------------
 
-int run_lesson(const Lesson& lesson, int argc, char** argv) {
+namespace {
+
+// What run_lesson and run_lesson_against share: everything but what the lesson is timed against.
+// `baseline` null: against cuBLAS (or cuBLASLt for an epilogue).
+int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
   const std::string program = lesson_name(lesson);
   const auto fail = [&](int code, const std::string& message) {
     std::fprintf(stderr, "%s: error: %s\n", program.c_str(), message.c_str());
@@ -301,6 +438,8 @@ int run_lesson(const Lesson& lesson, int argc, char** argv) {
   }
   if (const auto violation = shape_contract_violation(options.problem))
     return fail(kExitBadUsage, *violation);
+  if (const auto refusal = epilogue_refusal(lesson, options.epilogue))
+    return fail(kExitBadUsage, *refusal);
 
   int device_count = 0;
   if (const cudaError_t status = cudaGetDeviceCount(&device_count); status != cudaSuccess)
@@ -312,7 +451,10 @@ int run_lesson(const Lesson& lesson, int argc, char** argv) {
     LessonRunner runner(0);
     if (const auto reason = unsupported_reason(lesson, runner.device()))
       return fail(kExitUnsupportedGpu, *reason);
-    runner.set_problem(options.problem, options.seed);
+    if (baseline)
+      if (const auto reason = unsupported_reason(*baseline, runner.device()))
+        return fail(kExitUnsupportedGpu, *reason);
+    runner.set_problem(options.problem, options.seed, options.epilogue);
 
     if (options.profile) {
       // Exactly two launches of the lesson's kernel (a warm-up and the one to profile), no cuBLAS
@@ -330,12 +472,20 @@ int run_lesson(const Lesson& lesson, int argc, char** argv) {
     report.device = runner.device();
     report.problem = options.problem;
     report.seed = options.seed;
+    report.epilogue = options.epilogue;
     if (options.check) report.check = runner.check(lesson);
     const bool check_failed = report.check && !report.check->passed();
     if (!check_failed) {
-      const TimingOptions timing{options.warmup, options.iters};
-      report.lesson_time = runner.time_lesson(lesson, timing);
-      report.cublas_time = runner.time_cublas(timing);
+      TimingOptions timing;
+      timing.warmup = options.warmup;
+      timing.pairs = options.iters;
+      if (baseline) {
+        report.reference_name = lesson_name(*baseline) + " (reference solution)";
+        report.timing = runner.time_against_lesson(lesson, *baseline, timing);
+      } else {
+        report.reference_name = runner.reference_name();
+        report.timing = runner.time_against_reference(lesson, timing);
+      }
     }
 
     switch (options.format) {
@@ -345,10 +495,26 @@ int run_lesson(const Lesson& lesson, int argc, char** argv) {
         break;
       case OutputFormat::json: std::printf("%s\n", format_json(report).c_str()); break;
     }
+    std::fflush(stdout);
+    if (!options.result_file.empty()) {
+      std::ofstream file(options.result_file);
+      file << format_json(report) << "\n";
+      if (!file) return fail(kExitBadUsage, "cannot write the result file " + options.result_file);
+    }
     return check_failed ? kExitCheckFailed : kExitPass;
   } catch (const std::exception& error) {
     return fail(kExitCudaError, error.what());
   }
+}
+
+}  // namespace
+
+int run_lesson(const Lesson& lesson, int argc, char** argv) {
+  return run(lesson, nullptr, argc, argv);
+}
+
+int run_lesson_against(const Lesson& lesson, const Lesson& baseline, int argc, char** argv) {
+  return run(lesson, &baseline, argc, argv);
 }
 
 }  // namespace gemm

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@
 
 namespace gemm {
 
+class EpilogueReference;  // common/epilogue_reference.hpp: cuBLASLt's fused epilogue
+
 struct DeviceInfo {
   int ordinal = 0;
   std::string name;
@@ -28,18 +31,27 @@ struct DeviceInfo {
 // Why this GPU cannot run the lesson, as one line, or nothing if it can.
 std::optional<std::string> unsupported_reason(const Lesson& lesson, const DeviceInfo& device);
 
+// Why the lesson cannot compute this epilogue, as one line, or nothing if it can: only lessons
+// with a fused epilogue (lesson 15) take anything but the plain product.
+std::optional<std::string> epilogue_refusal(const Lesson& lesson, const EpilogueOptions& epilogue);
+
+// The epilogue as a formula, e.g. "D = gelu(1.5 * A*B^T + 0.5 * C + bias)".
+std::string describe_epilogue(const EpilogueOptions& epilogue);
+
 // The fp64 CPU reference is also used when M * N * K is at most this (about a tenth of a second).
 inline constexpr double kCpuReferenceMaxMacs = double(1 << 27);
 
 struct CheckResult {
-  VerifyReport against_cublas;                 // cuBLAS, fp32 output
+  VerifyReport against_cublas;                 // cuBLAS / cuBLASLt, fp32 output
   std::optional<VerifyReport> against_cpu;     // fp64 on the CPU, small shapes only
+  uint64_t output_hash = 0;                    // FNV-1a of D's bytes: reruns must agree
   bool passed() const { return against_cublas.passed() && (!against_cpu || against_cpu->passed()); }
 };
 
 // Owns everything one process needs to check and time lessons on one GPU: a stream, cuBLAS,
-// the L2-flushing timer and the device buffers of the current problem. The lesson executables,
-// the GPU tests and the benchmark all go through this class, so they measure the same way.
+// the paired timer and the device buffers of the current problem. The lesson executables,
+// the GPU tests, the benchmark and the grader all go through this class, so they measure the
+// same way.
 class LessonRunner {
  public:
   // Selects the GPU; throws CudaError if there is none.
@@ -50,17 +62,28 @@ class LessonRunner {
 
   const DeviceInfo& device() const { return device_; }
 
-  // Allocates A, B and D for the problem and fills A and B with fresh random values.
-  void set_problem(const GemmProblem& problem, uint64_t seed);
+  // Allocates A, B and D for the problem and fills A and B with fresh random values. An
+  // epilogue that reads C (beta != 0) or a bias gets those too, also random.
+  void set_problem(const GemmProblem& problem, uint64_t seed,
+                   const EpilogueOptions& epilogue = EpilogueOptions{});
   const GemmProblem& problem() const { return problem_; }
 
-  // One launch of the lesson into D (workspace allocated as the lesson asks). Does not wait.
+  // One launch of the lesson into D (workspace allocated, and zeroed if the lesson asks).
+  // Does not wait.
   void launch(const Lesson& lesson);
   // Poisons D and the guard zone after it, launches the lesson once, waits (with a deadlock
-  // timeout) and compares D with cuBLAS and, for small shapes, with fp64 on the CPU.
+  // timeout) and compares D with cuBLAS (cuBLASLt for an epilogue) and, for small shapes, with
+  // fp64 on the CPU.
   CheckResult check(const Lesson& lesson);
-  TimingStats time_lesson(const Lesson& lesson, const TimingOptions& options);
-  TimingStats time_cublas(const TimingOptions& options);
+  // The paired protocol (common/timing.hpp): the lesson against cuBLAS with bf16 output, or
+  // against cuBLASLt's fused epilogue (cuBLAS + an elementwise kernel for SiLU).
+  PairedTiming time_against_reference(const Lesson& lesson, const TimingOptions& options);
+  // The paired protocol with another lesson as the reference (the grader: a submission against
+  // the course's solution).
+  PairedTiming time_against_lesson(const Lesson& lesson, const Lesson& baseline,
+                                   const TimingOptions& options);
+  // What time_against_reference compares with: "cuBLAS", "cuBLASLt GELU_BIAS epilogue", ...
+  std::string reference_name() const;
 
   // Direct access for tests that corrupt or inspect the output.
   cudaStream_t stream() const { return stream_; }
@@ -78,16 +101,21 @@ class LessonRunner {
   double launch_timeout_seconds() const;
 
  private:
-  GemmArgs args(const Lesson& lesson);
+  GemmArgs args(const Lesson& lesson, DeviceBuffer<unsigned char>& workspace);
+  Epilogue epilogue() const;
+  void zero_workspace_if_needed(const Lesson& lesson, DeviceBuffer<unsigned char>& workspace,
+                                cudaStream_t stream);
 
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
   CublasGemm cublas_;
-  GpuTimer timer_;
+  std::unique_ptr<EpilogueReference> epilogue_reference_;  // created for the first epilogue
+  PairedTimer timer_;
   GemmProblem problem_{0, 0, 0};
-  DeviceBuffer<bf16> a_, b_, d_;
+  EpilogueOptions epilogue_options_;
+  DeviceBuffer<bf16> a_, b_, d_, c_, bias_;
   DeviceBuffer<float> reference_;
-  DeviceBuffer<unsigned char> workspace_;
+  DeviceBuffer<unsigned char> workspace_, baseline_workspace_;
 };
 
 // Everything one run of a lesson executable measured.
@@ -96,12 +124,13 @@ struct RunReport {
   DeviceInfo device;
   GemmProblem problem;
   uint64_t seed = 0;
+  EpilogueOptions epilogue;
   std::optional<CheckResult> check;
-  TimingStats lesson_time, cublas_time;
+  std::string reference_name = "cuBLAS";
+  PairedTiming timing;  // timing.timed() is false when the check failed
 
-  double lesson_tflops() const { return problem.flops() / (lesson_time.median_ms * 1e9); }
-  double cublas_tflops() const { return problem.flops() / (cublas_time.median_ms * 1e9); }
-  double ratio_to_cublas() const { return cublas_time.median_ms / lesson_time.median_ms; }
+  double lesson_tflops() const { return problem.flops() / (timing.lesson.median_ms * 1e9); }
+  double reference_tflops() const { return problem.flops() / (timing.reference.median_ms * 1e9); }
 };
 
 std::string format_table(const RunReport& report);
@@ -110,7 +139,11 @@ std::string format_csv_row(const RunReport& report);
 std::string format_json(const RunReport& report);
 
 // The whole life of a lesson executable: parse the command line, validate the shape, find the
-// GPU, check, time, report. Returns the process exit code (ExitCode). Never throws.
+// GPU, check, time against cuBLAS, report. Returns the process exit code (ExitCode). Never throws.
 int run_lesson(const Lesson& lesson, int argc, char** argv);
+
+// The same, but timed against another lesson instead of cuBLAS (the grader's submission against
+// the course's solution; the report's "reference" names the baseline).
+int run_lesson_against(const Lesson& lesson, const Lesson& baseline, int argc, char** argv);
 
 }  // namespace gemm

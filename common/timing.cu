@@ -10,56 +10,104 @@
 #include "common/cli.hpp"
 
 namespace gemm {
+namespace {
 
-GpuTimer::GpuTimer(size_t l2_cache_bytes) : flush_buffer_(2 * l2_cache_bytes) {}
-
-TimingStats GpuTimer::time(const std::function<void(cudaStream_t)>& operation,
-                           const TimingOptions& options, cudaStream_t stream) {
-  cudaEvent_t warm_start, warm_stop;
-  CUDA_CHECK(cudaEventCreate(&warm_start));
-  CUDA_CHECK(cudaEventCreate(&warm_stop));
-  for (int i = 0; i < options.warmup; ++i) {
-    CUDA_CHECK(cudaEventRecord(warm_start, stream));
-    operation(stream);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaEventRecord(warm_stop, stream));
+// Events for `count` timed runs, created once and destroyed with the object.
+class EventPairs {
+ public:
+  explicit EventPairs(int count) : starts_(count), stops_(count) {
+    for (int i = 0; i < count; ++i) {
+      CUDA_CHECK(cudaEventCreate(&starts_[i]));
+      CUDA_CHECK(cudaEventCreate(&stops_[i]));
+    }
   }
-  synchronize_or_timeout(stream, 600.0);
-
-  int repetitions = options.iters;
-  if (options.warmup > 0 && options.max_total_seconds > 0) {
-    float last_warmup_ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&last_warmup_ms, warm_start, warm_stop));
-    const double affordable = options.max_total_seconds * 1e3 / std::max(1e-3, double(last_warmup_ms));
-    repetitions = std::clamp(int(affordable), std::min(3, options.iters), options.iters);
+  ~EventPairs() {
+    for (size_t i = 0; i < starts_.size(); ++i) {
+      cudaEventDestroy(starts_[i]);
+      cudaEventDestroy(stops_[i]);
+    }
   }
-  CUDA_CHECK(cudaEventDestroy(warm_start));
-  CUDA_CHECK(cudaEventDestroy(warm_stop));
+  EventPairs(const EventPairs&) = delete;
+  EventPairs& operator=(const EventPairs&) = delete;
 
-  std::vector<cudaEvent_t> starts(repetitions), stops(repetitions);
-  for (int i = 0; i < repetitions; ++i) {
-    CUDA_CHECK(cudaEventCreate(&starts[i]));
-    CUDA_CHECK(cudaEventCreate(&stops[i]));
-  }
-  for (int i = 0; i < repetitions; ++i) {
-    // Overwrite the whole L2 with the flush buffer so the operation's inputs start in HBM.
-    CUDA_CHECK(cudaMemsetAsync(flush_buffer_.get(), i & 0xff, flush_buffer_.bytes(), stream));
-    CUDA_CHECK(cudaEventRecord(starts[i], stream));
-    operation(stream);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaEventRecord(stops[i], stream));
-  }
-  synchronize_or_timeout(stream, 600.0);
-
-  std::vector<double> samples_ms(repetitions);
-  for (int i = 0; i < repetitions; ++i) {
+  cudaEvent_t start(int i) const { return starts_[i]; }
+  cudaEvent_t stop(int i) const { return stops_[i]; }
+  double elapsed_ms(int i) const {
     float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, starts[i], stops[i]));
-    samples_ms[i] = ms;
-    CUDA_CHECK(cudaEventDestroy(starts[i]));
-    CUDA_CHECK(cudaEventDestroy(stops[i]));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, starts_[i], stops_[i]));
+    return ms;
   }
-  return summarize_samples(samples_ms);
+
+ private:
+  std::vector<cudaEvent_t> starts_, stops_;
+};
+
+}  // namespace
+
+PairedTimer::PairedTimer(size_t l2_cache_bytes, int cuda_device)
+    : flush_buffer_(2 * l2_cache_bytes), monitor_(cuda_device) {}
+
+void PairedTimer::flush_l2(cudaStream_t stream, int salt) {
+  CUDA_CHECK(cudaMemsetAsync(flush_buffer_.get(), salt & 0xff, flush_buffer_.bytes(), stream));
+}
+
+PairedTiming PairedTimer::time(const Operation& lesson, const Operation& reference,
+                               const TimingOptions& options, cudaStream_t stream,
+                               const Operation& before_lesson,
+                               const Operation& before_reference) {
+  // One run of a side: its preparation, the L2 flush, start event, the operation, stop event.
+  const auto run = [&](bool is_lesson, const EventPairs& events, int slot, int salt) {
+    const Operation& prepare = is_lesson ? before_lesson : before_reference;
+    if (prepare) prepare(stream);
+    flush_l2(stream, salt);
+    CUDA_CHECK(cudaEventRecord(events.start(slot), stream));
+    (is_lesson ? lesson : reference)(stream);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaEventRecord(events.stop(slot), stream));
+  };
+
+  // Warm-up, step 1: one pair, timed, to learn how long a pair takes.
+  EventPairs first_pair(2);
+  run(true, first_pair, 0, 0);
+  run(false, first_pair, 1, 1);
+  synchronize_or_timeout(stream, 600.0);
+  const double lesson_ms = first_pair.elapsed_ms(0);
+  const double pair_ms = lesson_ms + first_pair.elapsed_ms(1);
+
+  // Warm-up, step 2: enough further pairs for `warmup` pairs and `warmup_seconds` of GPU work.
+  const int warmup_pairs = std::max(
+      options.warmup - 1,
+      int(std::min(10000.0, std::ceil(options.warmup_seconds * 1e3 / std::max(pair_ms, 1e-3))) - 1));
+  if (warmup_pairs > 0) {
+    EventPairs unused(1);  // warm-up runs are not timed; they record into one reused slot
+    for (int i = 0; i < warmup_pairs; ++i) {
+      run(true, unused, 0, i);
+      run(false, unused, 0, i);
+    }
+  }
+  synchronize_or_timeout(stream, 600.0);
+
+  // The timed pairs, enqueued all at once while the monitor samples the clock.
+  const int pairs = planned_pairs(options, pair_ms, lesson_ms);
+  EventPairs lesson_events(pairs), reference_events(pairs);
+  monitor_.start();
+  for (int i = 0; i < pairs; ++i) {
+    // Alternate which side runs first, so that neither always follows the other.
+    const bool lesson_first = i % 2 == 0;
+    run(lesson_first, lesson_first ? lesson_events : reference_events, i, 2 * i);
+    run(!lesson_first, lesson_first ? reference_events : lesson_events, i, 2 * i + 1);
+  }
+  synchronize_or_timeout(stream, 600.0);
+  const ClockReport clock = monitor_.stop();
+
+  std::vector<double> lesson_samples(pairs), reference_samples(pairs);
+  for (int i = 0; i < pairs; ++i) {
+    lesson_samples[i] = lesson_events.elapsed_ms(i);
+    reference_samples[i] = reference_events.elapsed_ms(i);
+  }
+  PairedTiming timing = summarize_pairs(lesson_samples, reference_samples);
+  timing.clock = clock;
+  return timing;
 }
 
 void synchronize_or_timeout(cudaStream_t stream, double timeout_seconds) {

@@ -1,5 +1,8 @@
 // make bench: every registered lesson over the course's standard sweep of shapes, each timed
-// against cuBLAS in the same process and the same run. Writes one CSV row per lesson and shape.
+// against cuBLAS with the paired protocol (common/timing.hpp): in the same process, alternately,
+// pair by pair, with the SM clock and the power recorded. Writes one CSV row per lesson and shape.
+// A lesson with lesson 15's fused epilogue also gets rows for bias + GELU, against cuBLASLt's
+// fused epilogue.
 //
 //   gemm_bench --csv docs/results.csv --commit abc1234 [--lessons 1,2,7] [--shapes 4096,8192]
 #include <algorithm>
@@ -17,12 +20,17 @@ namespace {
 
 using gemm::GemmProblem;
 
-// COURSE.md section 7: the standard sweep (M x N x K).
+// The standard sweep (M x N x K): squares, a short and a long K, a wide N and a ragged shape;
+// then the wave-quantized shapes, whose count of 128 x 256 tiles lands just past a multiple of
+// the H100's 132 SMs (4224^3: 561 tiles, 4.25 waves), where Stream-K (lesson 14) matters.
 const std::vector<GemmProblem> kStandardSweep = {
     {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
     {6144, 6144, 6144}, {8192, 8192, 8192}, {8192, 8192, 1024},
     {1024, 1024, 8192}, {4096, 14336, 4096}, {3000, 5000, 4000},
+    {4224, 4224, 4224}, {2304, 4352, 8192}, {1024, 1024, 16384}, {512, 8192, 8192},
 };
+// The fused-epilogue rows: bias + GELU, where cuBLASLt has a fused epilogue to compare with.
+const std::vector<GemmProblem> kEpilogueShapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
 
 std::vector<int> parse_list(const std::string& text) {
   std::vector<int> values;
@@ -83,12 +91,29 @@ int main(int argc, char** argv) {
     std::ostringstream csv;
     csv << gemm::csv_header() << ",date,commit\n";
     bool all_passed = true;
-    // Slow lessons get fewer repetitions (at least 3) so that the sweep stays within minutes.
-    const gemm::TimingOptions timing{.warmup = 2, .iters = 20, .max_total_seconds = 2.0};
+    // Slow lessons get fewer pairs (at least 3) so that the sweep stays within minutes.
+    gemm::TimingOptions timing;
+    timing.warmup = 2;
+    timing.max_total_seconds = 2.0;
 
-    for (const GemmProblem& shape : shapes) {
-      runner.set_problem(shape, /*seed=*/1);
+    gemm::EpilogueOptions bias_gelu;
+    bias_gelu.bias = true;
+    bias_gelu.activation = gemm::Activation::gelu;
+    bias_gelu.given = true;
+    struct Case {
+      GemmProblem shape;
+      gemm::EpilogueOptions epilogue;
+    };
+    std::vector<Case> cases;
+    for (const GemmProblem& shape : shapes) cases.push_back({shape, gemm::EpilogueOptions{}});
+    if (square_sizes.empty())
+      for (const GemmProblem& shape : kEpilogueShapes) cases.push_back({shape, bias_gelu});
+
+    for (const Case& test_case : cases) {
+      const GemmProblem& shape = test_case.shape;
+      runner.set_problem(shape, /*seed=*/1, test_case.epilogue);
       for (const gemm::Lesson* lesson : lessons) {
+        if (gemm::epilogue_refusal(*lesson, test_case.epilogue)) continue;
         if (const auto reason = gemm::unsupported_reason(*lesson, runner.device())) {
           std::printf("%s skipped: %s\n", gemm::lesson_name(*lesson).c_str(), reason->c_str());
           continue;
@@ -98,20 +123,24 @@ int main(int argc, char** argv) {
         report.device = runner.device();
         report.problem = shape;
         report.seed = 1;
+        report.epilogue = test_case.epilogue;
         report.check = runner.check(*lesson);
         if (report.check->passed()) {
-          report.lesson_time = runner.time_lesson(*lesson, timing);
-          report.cublas_time = runner.time_cublas(timing);
+          report.reference_name = runner.reference_name();
+          report.timing = runner.time_against_reference(*lesson, timing);
         } else {
           all_passed = false;
         }
         csv << gemm::format_csv_row(report) << "," << date << "," << commit << "\n";
-        std::printf("%s %5lld x %5lld x %5lld  %s  %8.1f TFLOP/s  cuBLAS %6.1f  ratio %6.1f%%\n",
+        const bool timed = report.timing.timed();
+        std::printf("%s %5lld x %5lld x %5lld %s %s  %7.1f TFLOP/s  %s %6.1f  ratio %6.1f%%  %s\n",
                     gemm::lesson_name(*lesson).c_str(), (long long)shape.m, (long long)shape.n,
-                    (long long)shape.k, report.check->passed() ? "pass" : "FAIL",
-                    report.check->passed() ? report.lesson_tflops() : 0.0,
-                    report.check->passed() ? report.cublas_tflops() : 0.0,
-                    report.check->passed() ? 100.0 * report.ratio_to_cublas() : 0.0);
+                    (long long)shape.k,
+                    test_case.epilogue.given ? "bias+gelu" : "plain    ",
+                    report.check->passed() ? "pass" : "FAIL", timed ? report.lesson_tflops() : 0.0,
+                    report.reference_name.c_str(), timed ? report.reference_tflops() : 0.0,
+                    timed ? 100.0 * report.timing.ratio : 0.0,
+                    timed ? report.timing.clock.summary().c_str() : "");
         std::fflush(stdout);
       }
     }

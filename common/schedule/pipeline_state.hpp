@@ -32,6 +32,14 @@ struct PipelineState {
     }
   }
 
+  // Moves `count` stages on at once: where `count` calls of advance() would leave it. A
+  // ping-pong consumer (lesson 11) skips the other consumer's slices this way.
+  GEMM_HOST_DEVICE constexpr void advance(int count) {
+    const int position = index + count;
+    phase ^= uint32_t(position / Stages) & 1u;
+    index = position % Stages;
+  }
+
   // Where consumers start: stage 0, waiting for phase 0 of the FULL barriers, the phase that
   // completes when the producer's first loads have landed.
   GEMM_HOST_DEVICE static constexpr PipelineState consumer_start() { return {0, 0}; }

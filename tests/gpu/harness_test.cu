@@ -116,13 +116,54 @@ TEST_F(Harness, CatchesALessonThatSkipsTheLastRow) {
   EXPECT_EQ(result.against_cublas.first_mismatch, (kProblem.m - 1) * kProblem.n);
 }
 
-TEST_F(Harness, TimingIsPositiveAndOrdered) {
-  const gemm::TimingStats stats =
-      shared_runner().time_lesson(kCublasLesson, gemm::TimingOptions{.warmup = 1, .iters = 5});
-  EXPECT_EQ(stats.samples, 5);
-  EXPECT_GT(stats.min_ms, 0.0);
-  EXPECT_LE(stats.min_ms, stats.median_ms);
-  EXPECT_LE(stats.median_ms, stats.max_ms);
+TEST_F(Harness, PairedTimingIsPositiveOrderedAndPaired) {
+  gemm::TimingOptions options;
+  options.warmup = 1;
+  options.warmup_seconds = 0;
+  options.pairs = 5;
+  options.min_timed_seconds = 0;
+  const gemm::PairedTiming timing = shared_runner().time_against_reference(kCublasLesson, options);
+  EXPECT_EQ(timing.pairs, 5);
+  EXPECT_EQ(timing.lesson.samples, 5);
+  EXPECT_EQ(timing.reference.samples, 5);
+  EXPECT_GT(timing.lesson.min_ms, 0.0);
+  EXPECT_LE(timing.lesson.min_ms, timing.lesson.median_ms);
+  EXPECT_LE(timing.lesson.median_ms, timing.lesson.max_ms);
+  EXPECT_LE(timing.ratio_min, timing.ratio);
+  EXPECT_LE(timing.ratio, timing.ratio_max);
+  // The "lesson" here is cuBLAS itself: the same work on both sides of every pair.
+  EXPECT_GT(timing.ratio, 0.5);
+  EXPECT_LT(timing.ratio, 2.0);
+}
+
+TEST_F(Harness, SmallShapesGetMorePairs) {
+  gemm::TimingOptions options;
+  options.warmup = 1;
+  options.warmup_seconds = 0;
+  options.pairs = 5;
+  options.min_timed_seconds = 0.05;  // 96 x 64 x 128 runs in microseconds: far more than 5 pairs
+  const gemm::PairedTiming timing = shared_runner().time_against_reference(kCublasLesson, options);
+  EXPECT_GT(timing.pairs, 5);
+  EXPECT_LE(timing.pairs, options.max_pairs);
+}
+
+TEST_F(Harness, ClockIsReportedWhereNvmlIs) {
+  gemm::TimingOptions options;
+  options.warmup = 1;
+  options.pairs = 3;
+  const gemm::PairedTiming timing = shared_runner().time_against_reference(kCublasLesson, options);
+  if (!timing.clock.available) GTEST_SKIP() << timing.clock.summary();
+  EXPECT_GE(timing.clock.samples, 2);
+  EXPECT_GT(timing.clock.sm_mhz_median, 100.0);
+  EXPECT_GT(timing.clock.power_w_peak, 1.0);
+}
+
+TEST_F(Harness, ReportsTheSameHashForTheSameOutput) {
+  const gemm::CheckResult first = shared_runner().verify_current_output();
+  const gemm::CheckResult second = shared_runner().verify_current_output();
+  EXPECT_EQ(first.output_hash, second.output_hash);
+  set_element(shared_runner().d(), kIndex, get_element(shared_runner().d(), kIndex) ^ 1);
+  EXPECT_NE(shared_runner().verify_current_output().output_hash, first.output_hash);
 }
 
 // A kernel that never finishes: it waits for a flag nobody sets, like a pipeline waiting on a

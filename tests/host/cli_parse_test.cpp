@@ -36,12 +36,41 @@ TEST(CliParse, DefaultsMatchTheCourse) {
   EXPECT_EQ(options.problem.m, 4096);
   EXPECT_EQ(options.problem.n, 4096);
   EXPECT_EQ(options.problem.k, 4096);
-  EXPECT_EQ(options.iters, 20);
+  EXPECT_EQ(options.iters, 30);  // timed pairs
   EXPECT_EQ(options.warmup, 5);
   EXPECT_EQ(options.seed, 1u);
   EXPECT_TRUE(options.check);
   EXPECT_FALSE(options.profile);
   EXPECT_EQ(options.format, OutputFormat::table);
+  EXPECT_TRUE(options.result_file.empty());
+  EXPECT_FALSE(options.epilogue.given);
+  EXPECT_EQ(options.epilogue.alpha, 1.0f);
+  EXPECT_EQ(options.epilogue.beta, 0.0f);
+  EXPECT_FALSE(options.epilogue.bias);
+  EXPECT_EQ(options.epilogue.activation, gemm::Activation::none);
+}
+
+TEST(CliParse, ReadsTheEpilogueAndTheResultFile) {
+  const RunOptions options = parse({"--alpha", "1.5", "--beta=0.5", "--bias", "--act", "gelu",
+                                    "--result-file", "out.json"});
+  EXPECT_TRUE(options.epilogue.given);
+  EXPECT_EQ(options.epilogue.alpha, 1.5f);
+  EXPECT_EQ(options.epilogue.beta, 0.5f);
+  EXPECT_TRUE(options.epilogue.bias);
+  EXPECT_EQ(options.epilogue.activation, gemm::Activation::gelu);
+  EXPECT_EQ(options.result_file, "out.json");
+  // Any one of the four flags marks the epilogue as asked for, even with its default value.
+  EXPECT_TRUE(parse({"--act", "none"}).epilogue.given);
+  EXPECT_TRUE(parse({"--alpha", "1"}).epilogue.given);
+}
+
+TEST(CliParse, RejectsBadEpilogueValues) {
+  EXPECT_EQ(error_of({"--act", "tanh"}), "--act must be none, relu, gelu or silu, got 'tanh'");
+  EXPECT_EQ(error_of({"--alpha", "x"}), "--alpha needs a finite number, got 'x'");
+  EXPECT_EQ(error_of({"--beta", "inf"}), "--beta needs a finite number, got 'inf'");
+  EXPECT_EQ(error_of({"--beta", "nan"}), "--beta needs a finite number, got 'nan'");
+  EXPECT_EQ(error_of({"--bias=1"}), "--bias takes no value");
+  EXPECT_EQ(error_of({"--result-file="}), "--result-file needs a file name");
 }
 
 TEST(CliParse, ReadsEveryFlagInBothSpellings) {
@@ -91,6 +120,7 @@ TEST(CliParse, HugeNumbersAreRejectedNotWrapped) {
 TEST(CliParse, UsageMentionsEveryFlagAndTheExitCodes) {
   const std::string usage = gemm::usage_text("lesson01");
   for (const char* flag : {"--m", "--n", "--k", "--iters", "--warmup", "--seed", "--no-check",
-                           "--format", "--profile", "exit status"})
+                           "--format", "--result-file", "--profile", "--alpha", "--beta", "--bias",
+                           "--act", "exit status"})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
 }

@@ -70,6 +70,15 @@ TEST(LessonExecutable, RejectsBadFlags) {
   expect_rejected("--iters 0", "--iters = 0 is out of range");
 }
 
+TEST(LessonExecutable, LessonsWithoutTheFusedEpilogueRefuseItsFlags) {
+  // Checked before anything touches the GPU: the same line with or without one.
+  const std::string refusal =
+      "--alpha, --beta, --bias and --act belong to lesson 15's fused epilogue; lesson01 computes "
+      "the plain D = A * B^T";
+  expect_rejected("--bias", refusal);
+  expect_rejected("--act relu --beta 0.5", refusal);
+}
+
 TEST(LessonExecutable, HelpExitsZero) {
   const ProcessResult result = run(LESSON02_EXECUTABLE, "--help");
   EXPECT_EQ(result.exit_code, 0);
@@ -101,6 +110,15 @@ TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
     EXPECT_TRUE(slugs.insert(lessons[i].slug).second) << lessons[i].slug;
     EXPECT_NE(lessons[i].launch, nullptr);
     EXPECT_EQ(gemm::find_lesson(lessons[i].id), &lessons[i]);
+    // Each lesson starts from an earlier one (make diff L=NN diffs against it); only lesson 01
+    // has none. Only lesson 15 computes the fused epilogue.
+    if (lessons[i].id == 1) {
+      EXPECT_EQ(lessons[i].parent, 0);
+    } else {
+      EXPECT_LT(lessons[i].parent, lessons[i].id) << gemm::lesson_name(lessons[i]);
+      EXPECT_NE(gemm::find_lesson(lessons[i].parent), nullptr) << gemm::lesson_name(lessons[i]);
+    }
+    EXPECT_EQ(lessons[i].fused_epilogue, lessons[i].id == 15) << gemm::lesson_name(lessons[i]);
   }
   EXPECT_EQ(gemm::find_lesson(0), nullptr);
 }

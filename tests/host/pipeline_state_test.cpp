@@ -88,3 +88,15 @@ TEST(PipelineState, IsUsableInConstantExpressions) {
   }();
   static_assert(advanced.index == 0 && advanced.phase == 0u);
 }
+
+TEST(PipelineState, AdvancingByCountEqualsAdvancingOneByOne) {
+  for (int start = 0; start < 5; ++start)
+    for (int count = 0; count < 23; ++count) {
+      PipelineState<5> stepped{start, 1};
+      for (int i = 0; i < count; ++i) stepped.advance();
+      PipelineState<5> jumped{start, 1};
+      jumped.advance(count);
+      EXPECT_EQ(jumped.index, stepped.index) << "start " << start << ", count " << count;
+      EXPECT_EQ(jumped.phase, stepped.phase) << "start " << start << ", count " << count;
+    }
+}
