@@ -9,6 +9,8 @@
 #include "lessons/07_wgmma/kernel.cuh"
 #include "lessons/08_tma_mbarrier/kernel.cuh"
 #include "lessons/09_warp_specialization/kernel.cuh"
+#include "lessons/10_cooperative/kernel.cuh"
+#include "lessons/11_pingpong/kernel.cuh"
 
 namespace gemm {
 
@@ -23,6 +25,8 @@ const std::vector<Lesson>& all_lessons() {
       lesson07::kLesson,
       lesson08::kLesson,
       lesson09::kLesson,
+      lesson10::kLesson,
+      lesson11::kLesson,
   };
   return lessons;
 }

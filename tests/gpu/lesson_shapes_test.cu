@@ -22,7 +22,8 @@ struct Shape {
 };
 
 // Tile multiples, ragged M / N / K (sizes that are not multiples of any tile), the smallest shapes
-// the contract allows, skinny ones, and one large problem.
+// the contract allows, skinny ones, fewer tiles than SMs (persistent grids), one large problem,
+// and an A too large for 32-bit offsets.
 const std::vector<Shape> kShapes = {
     {"tile_multiple", {256, 256, 256}},
     {"tile_multiple_deep", {256, 512, 1024}},
@@ -39,7 +40,10 @@ const std::vector<Shape> kShapes = {
     {"skinny_n", {4096, 16, 512}},
     {"deep_k", {64, 128, 8192}},
     {"square_1000", {1000, 1000, 1000}},
+    {"fewer_tiles_than_sms", {384, 768, 2048}},
     {"large_4096", {4096, 4096, 4096}},
+    // A has more than 2^31 elements (4.3 GB): every offset into it needs 64 bits.
+    {"a_over_2g_elements", {524288, 128, 4104}},
 };
 
 using Case = std::tuple<int, size_t>;  // (lesson id, index into kShapes)

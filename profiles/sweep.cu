@@ -1,0 +1,157 @@
+// make sweep: the configuration tables of the lessons' READMEs. Every variant of
+// profiles/variants.hpp is checked and timed against cuBLAS with the course's paired protocol
+// (the lesson executables' own), over a few shapes, and each group of variants becomes one CSV
+// under profiles/sweeps/ that its README quotes.
+//
+//   gemm_sweep [--groups stages_08,tiles_11] [--shapes 4096,8192,6144] [--out-dir profiles/sweeps]
+//              [--commit abc1234] [--list]
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/runner.hpp"
+#include "profiles/variants.hpp"
+
+namespace sweep {
+
+std::vector<Variant> all_variants() {
+  std::vector<Variant> variants = mma_sync_variants();
+  for (const Variant& variant : hopper_variants()) variants.push_back(variant);
+  return variants;
+}
+
+}  // namespace sweep
+
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ','))
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  char date[16];
+  std::strftime(date, sizeof(date), "%Y-%m-%d", std::gmtime(&now));
+  return date;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out_dir = "profiles/sweeps", commit = "unknown";
+  std::vector<std::string> groups;
+  std::vector<int64_t> sizes = {4096, 8192, 6144};
+  bool list = false;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string flag = argv[i];
+      if (flag == "--list") {
+        list = true;
+        continue;
+      }
+      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+      const std::string value = argv[++i];
+      if (flag == "--groups") groups = split(value);
+      else if (flag == "--out-dir") out_dir = value;
+      else if (flag == "--commit") commit = value;
+      else if (flag == "--shapes") {
+        sizes.clear();
+        for (const std::string& size : split(value)) sizes.push_back(std::stoll(size));
+      } else {
+        throw std::invalid_argument("unknown option '" + flag + "'");
+      }
+    }
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "gemm_sweep: error: %s\n", error.what());
+    std::fprintf(stderr, "usage: gemm_sweep [--groups g1,g2] [--shapes 4096,8192] [--out-dir DIR] "
+                         "[--commit SHA] [--list]\n");
+    return gemm::kExitBadUsage;
+  }
+
+  // The variants of the chosen groups, grouped in order of first appearance.
+  std::vector<std::string> group_order;
+  std::map<std::string, std::vector<sweep::Variant>> by_group;
+  for (const sweep::Variant& variant : sweep::all_variants()) {
+    if (!groups.empty() && std::find(groups.begin(), groups.end(), variant.group) == groups.end())
+      continue;
+    if (by_group.find(variant.group) == by_group.end()) group_order.push_back(variant.group);
+    by_group[variant.group].push_back(variant);
+  }
+  if (list || group_order.empty()) {
+    for (const std::string& group : group_order)
+      for (const sweep::Variant& variant : by_group[group])
+        std::printf("%-18s %s%s\n", group.c_str(), variant.name.c_str(),
+                    variant.is_default ? "  (the lesson's configuration)" : "");
+    if (group_order.empty()) {
+      std::fprintf(stderr, "gemm_sweep: error: no variant in the groups asked for (--list)\n");
+      return gemm::kExitBadUsage;
+    }
+    return gemm::kExitPass;
+  }
+
+  int device_count = 0;
+  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
+    std::fprintf(stderr, "gemm_sweep: error: no CUDA GPU found\n");
+    return gemm::kExitNoGpu;
+  }
+
+  try {
+    gemm::LessonRunner runner(0);
+    const std::string date = today_utc();
+    gemm::TimingOptions timing;  // the protocol's defaults: 30 pairs or more
+    bool all_passed = true;
+    for (const std::string& group : group_order) {
+      std::ostringstream csv;
+      csv << "variant,default," << gemm::csv_header() << ",date,commit\n";
+      for (int64_t size : sizes) {
+        const gemm::GemmProblem shape{size, size, size};
+        runner.set_problem(shape, /*seed=*/1);
+        for (const sweep::Variant& variant : by_group[group]) {
+          if (const auto reason = gemm::unsupported_reason(variant.lesson, runner.device())) {
+            std::printf("%s skipped: %s\n", variant.name.c_str(), reason->c_str());
+            continue;
+          }
+          gemm::RunReport report;
+          report.lesson = &variant.lesson;
+          report.device = runner.device();
+          report.problem = shape;
+          report.seed = 1;
+          report.check = runner.check(variant.lesson);
+          if (report.check->passed()) {
+            report.reference_name = runner.reference_name();
+            report.timing = runner.time_against_reference(variant.lesson, timing);
+          } else {
+            all_passed = false;
+          }
+          csv << '"' << variant.name << "\"," << (variant.is_default ? "yes" : "no") << ","
+              << gemm::format_csv_row(report) << "," << date << "," << commit << "\n";
+          const bool timed = report.timing.timed();
+          std::printf("%-16s %-34s %5lld^3 %s %7.1f TFLOP/s  ratio %6.1f%%  %s\n", group.c_str(),
+                      variant.name.c_str(), (long long)size, report.check->passed() ? "pass" : "FAIL",
+                      timed ? report.lesson_tflops() : 0.0, timed ? 100 * report.timing.ratio : 0.0,
+                      timed ? report.timing.clock.summary().c_str() : "");
+          std::fflush(stdout);
+        }
+      }
+      const std::string path = out_dir + "/" + group + ".csv";
+      std::ofstream file(path);
+      file << csv.str();
+      if (!file) throw std::runtime_error("cannot write " + path);
+      std::printf("wrote %s\n", path.c_str());
+    }
+    return all_passed ? gemm::kExitPass : gemm::kExitCheckFailed;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "gemm_sweep: error: %s\n", error.what());
+    return gemm::kExitCudaError;
+  }
+}
