@@ -4,7 +4,11 @@
 #   make                   build everything
 #   make test              configure, build, run every test (GPU tests skip without a GPU)
 #   make bench             every lesson over the standard sweep -> docs/results.csv and .md
-#   make diff L=08         what lesson 08 adds: diff of lesson 07's kernel against lesson 08's
+#   make sweep             the READMEs' configuration tables -> profiles/sweeps/<group>.csv
+#   make diff L=08         what lesson 08 adds: its kernel.cuh against its parent's (the
+#                          .parent of its kLesson, usually lesson 07)
+#   make diff L=08 CODE=1  the same, code only: no comment-only or blank lines, and the
+#                          lessonNN namespaces count as equal
 #   make resources         registers, shared memory and spills of every lesson kernel
 #   make sanitize          compute-sanitizer (memcheck, racecheck, synccheck) on every lesson
 #   make profile L=08      Nsight Compute report of lesson 08      (profiles/README.md)
@@ -19,7 +23,7 @@ LESSON_DIRS := $(sort $(patsubst %/main.cu,%,$(wildcard lessons/[0-9][0-9]_*/mai
 LESSON_IDS := $(foreach dir,$(LESSON_DIRS),$(firstword $(subst _, ,$(notdir $(dir)))))
 LESSON_TARGETS := $(addprefix lesson,$(LESSON_IDS))
 
-.PHONY: all configure test bench diff resources sanitize profile compare clean $(LESSON_TARGETS)
+.PHONY: all configure test bench sweep diff resources sanitize profile compare clean $(LESSON_TARGETS)
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -42,12 +46,15 @@ bench: configure
 	$(BUILD)/lessons/gemm_bench --csv docs/results.csv --commit $(COMMIT)
 	$(PYTHON) profiles/results_table.py docs/results.csv > docs/results.md
 
+# The configuration tables of the READMEs (tile shapes, stage counts): profiles/sweeps/<group>.csv.
+# GROUPS=stages_08,tiles_11 runs only those; SHAPES=4096,8192 other square sizes.
+sweep: configure
+	cmake --build $(BUILD) -j $(JOBS) --target gemm_sweep
+	$(BUILD)/profiles/gemm_sweep --out-dir profiles/sweeps --commit $(COMMIT) $(if $(GROUPS),--groups $(GROUPS)) $(if $(SHAPES),--shapes $(SHAPES))
+
+# lessons/diff.py reads the parent from the lesson's kernel.cuh; CODE=1 (not 0): code only.
 diff:
-	@test -n "$(L)" || { echo "usage: make diff L=NN (NN >= 02)"; exit 2; }
-	@new=$$(ls -d lessons/$(L)_* 2>/dev/null); \
-	 old=$$(ls -d lessons/$$(printf '%02d' $$(expr $(L) - 1))_* 2>/dev/null); \
-	 test -n "$$new" -a -n "$$old" || { echo "make diff: no lessons $(L) and its predecessor"; exit 2; }; \
-	 diff -u $$old/kernel.cuh $$new/kernel.cuh; test $$? -le 1
+	@$(PYTHON) lessons/diff.py "$(L)" $(if $(filter-out 0,$(CODE)),--code)
 
 resources:
 	@cmake -S . -B $(BUILD)/resources -DCMAKE_BUILD_TYPE=Release -DGEMM_PTXAS_VERBOSE=ON $(CMAKE_ARGS) > /dev/null

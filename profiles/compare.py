@@ -11,9 +11,12 @@ student without a GPU or a profiler can still compare lessons.
 
 The table lists the metrics of profiles/metrics.csv: first the ones the LAST lesson named is meant
 to move (profiles/focus.csv, marked *), then the rest. Each later lesson gets a column with the
-change against the first lesson: absolute, relative, and whether it is better or worse according
-to the metric's `better` column. Changes under 1% are called "same": a kernel's duration moves by
-about that much from one run to the next.
+change against the first lesson: absolute, relative, and a verdict from the metric's `better`
+column: "better" or "worse" for a metric whose `better` is "higher" or "lower"; plainly "higher" or
+"lower" for one whose `better` is "neither", a rate such as the share of DRAM bandwidth in use,
+which rises both when a kernel moves the same bytes faster and when it moves more bytes than it
+needs. Changes under 1% are called "same": a kernel's duration moves by about that much from one
+run to the next.
 
 A curated metric that a file does not contain is shown as "n/a", with a note under the table
 naming the metric and the file (the metric list may be newer than the file). A metric asked for
@@ -52,6 +55,11 @@ REFERENCE_COLUMNS = ["metric", "unit", "value"]
 # A relative change smaller than this (in %) is reported as "same": run-to-run noise.
 SAME_WITHIN_PERCENT = 1.0
 
+# The `better` column of metrics.csv: which direction of change is an improvement. "neither": no
+# direction is (a rate whose meaning depends on the bytes or work behind it); the change is
+# reported as higher or lower, without a verdict.
+BETTER = ("higher", "lower", "neither")
+
 # How profile.py obtains a curated metric: "full-set" ones are columns of every --set full
 # export; "explicit" ones are not, and profile.py asks for them by name with --metrics.
 COLLECTED = ("full-set", "explicit")
@@ -81,7 +89,7 @@ class Metric:
     """One row of profiles/metrics.csv."""
     name: str
     label: str
-    better: str     # "higher" or "lower"
+    better: str     # "higher", "lower" or "neither" (see BETTER)
     collected: str  # "full-set" or "explicit" (see COLLECTED)
     unit_note: str
     why: str
@@ -199,9 +207,9 @@ def load_curated_metrics(path=DEFAULT_METRICS_CSV):
                         row["unit_note"], row["why"])
         if not re.fullmatch(r"[a-z0-9_]+__[a-z0-9_]+(\.[a-z0-9_]+)*", metric.name):
             raise ProfileError(f"{path}: '{metric.name}' is not a metric name")
-        if metric.better not in ("higher", "lower"):
-            raise ProfileError(f"{path}: {metric.name}: better must be 'higher' or 'lower', "
-                               f"not '{metric.better}'")
+        if metric.better not in BETTER:
+            raise ProfileError(f"{path}: {metric.name}: better must be 'higher', 'lower' or "
+                               f"'neither', not '{metric.better}'")
         if metric.collected not in COLLECTED:
             raise ProfileError(f"{path}: {metric.name}: collected must be 'full-set' or "
                                f"'explicit', not '{metric.collected}'")
@@ -376,8 +384,9 @@ def format_number(value):
 def describe_change(before, after, better):
     """'-1,000,000 (-100.0%) better' for a metric that went from `before` to `after`.
 
-    `better` is "higher", "lower" or None (a metric with no direction: no verdict). There is no
-    relative change from 0: the text says "(from 0)" instead.
+    `better` is "higher" or "lower" (the verdict is better, worse or same), "neither" (the
+    verdict only says higher, lower or same) or None (a metric outside the curated list: no
+    verdict at all). There is no relative change from 0: the text says "(from 0)" instead.
     """
     if before is None or after is None:
         return "n/a"
@@ -394,6 +403,8 @@ def describe_change(before, after, better):
         return text
     if unchanged:
         return f"{text} same"
+    if better == "neither":
+        return f"{text} {'higher' if delta > 0 else 'lower'}"
     improved = (delta > 0) == (better == "higher")
     return f"{text} {'better' if improved else 'worse'}"
 
@@ -495,7 +506,8 @@ def render_comparison(profiles, curated, focus, requested=(), show_names=False):
     out.append("")
     if any(is_focus for _, _, _, is_focus in shown):
         out.append(f"* what lesson {last} is meant to move (profiles/focus.csv)")
-    out.append("better / worse: by the 'better' column of profiles/metrics.csv; "
+    out.append("better / worse: by the 'better' column of profiles/metrics.csv; higher / lower: "
+               "a metric with no better direction; "
                f"same: changed by less than {SAME_WITHIN_PERCENT:g}%")
     if len({profile.info.get("shape") for profile in profiles if profile.info.get("shape")}) > 1:
         out.append("warning: the lessons were profiled at different shapes; counts do not compare")

@@ -21,6 +21,9 @@ constexpr int kBlockK = 64;  // K per shared-memory slice: rows of 128 bytes
 constexpr int kChunk = 8;     // bf16 in one 16-byte chunk
 constexpr int kChunksPerRow = kBlockK / kChunk;
 
+// NEW in lesson 03: the work is divided among warps, not threads (mma.sync is a warp
+// instruction). The block tile and each warp's part of it are template parameters, so other shapes
+// can be timed without editing the kernel (launch_tile).
 template <int BlockM_, int BlockN_, int WarpM_, int WarpN_>
 struct TileShape {
   static constexpr int kBlockM = BlockM_, kBlockN = BlockN_;  // the block's tile of D
@@ -35,10 +38,12 @@ struct TileShape {
 // The configuration this lesson runs: 4 warps of 64 x 64 on a 128 x 128 tile.
 using DefaultTile = TileShape<128, 128, 64, 64>;
 
-// Where element (row, column) of a slice lives in its shared tile: plain row-major, 64 bf16
-// (128 bytes) per row.
+// NEW in lesson 03: the shared tiles keep bf16 and global memory's row-major layout (lesson 02
+// stored fp32, transposed), because ldmatrix reads 16-byte rows of K values. Where element
+// (row, column) of a slice lives in its shared tile: plain row-major, 64 bf16 (128 bytes) per row.
 __device__ inline int tile_offset(int row, int column) { return row * kBlockK + column; }
 
+// NEW in lesson 03: a warp copies whole rows (lesson 02's warp used half of each 32-byte sector).
 // Copies a slice of `source` (rows x k, row-major) into `tile`: rows row0.. row0 + Rows - 1,
 // columns k0 .. k0 + 63. Consecutive threads copy consecutive 16-byte chunks of a row, so a warp
 // reads 4 whole 128-byte rows: coalesced. Chunks outside the matrix are zero (K % 8 == 0: a chunk
@@ -124,6 +129,7 @@ __global__ void __launch_bounds__(Tile::kThreads)
 
     SliceFragments<Tile> fragments;
     load_fragments(a_tile, b_tile, warp_row0, warp_col0, fragments);
+    // NEW in lesson 03: the math runs on the tensor cores, 2048 multiply-adds per mma.sync.
     // BEGIN EXERCISE(mma_loop): multiply-accumulate the slice with one mma.sync per k-step and
     // 16 x 8 block of the warp's tile
 #pragma unroll
@@ -138,6 +144,7 @@ __global__ void __launch_bounds__(Tile::kThreads)
     __syncthreads();
   }
 
+  // NEW in lesson 03: the epilogue follows mma.sync's accumulator layout.
   // Epilogue: lane l holds rows l / 4 and l / 4 + 8 of each 16 x 8 block, two adjacent columns
   // each; N % 8 == 0 and the column is even, so a pair is entirely inside D or outside.
   const int lane = threadIdx.x % 32;

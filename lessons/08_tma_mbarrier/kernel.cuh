@@ -1,7 +1,8 @@
 // Lesson 08: TMA loads into a ring of stages guarded by transaction mbarriers.
 //
 // In lesson 07 every thread computed addresses and issued cp.async copies for its share of each
-// slice: 2048 instructions per slice for the block, and registers for the addresses. Hopper's
+// slice: 2048 copies of 16 bytes per slice for the block, 8 per thread (64 warp-wide cp.async
+// instructions for its 8 warps), and registers for the addresses. Hopper's
 // Tensor Memory Accelerator (TMA) copies a whole tile with ONE instruction issued by one thread:
 // it reads a tensor map (a descriptor of the matrix built on the host), fetches the box, writes it
 // into shared memory already in the 128-byte swizzle, fills what lies outside the matrix with
@@ -43,9 +44,10 @@ struct TileShape {
   // NEW in lesson 08: the bytes TMA delivers per stage, A's tile and B's.
   static constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK * int(sizeof(bf16));
 };
-// The configuration this lesson runs: 2 warpgroups of 64 x 128 on a 128 x 128 tile, 2 stages
-// (64 KB), the fastest ring on our H100 (the README has the measurements for 2, 3 and 4 stages:
-// small blocks let two of them share an SM and hide each other's waits).
+// The configuration this lesson runs: 2 warpgroups of 64 x 128 on a 128 x 128 tile.
+// NEW in lesson 08: 2 stages (64 KB) instead of lesson 07's 3, the fastest ring on our H100: small
+// blocks let two of them share an SM and hide each other's waits. The README measures 2, 3 and 4
+// stages, so this change has its own row.
 using DefaultTile = TileShape<128, 128, 2>;
 
 // The ring of slices, in dynamic shared memory (more than the 48 KB a block may declare statically).
@@ -66,6 +68,8 @@ __device__ inline uint64_t tile_descriptor(const bf16* tile, int step) {
   return gemm::make_kmajor_sw128_descriptor(gemm::ptx::shared_address(tile) + step * 32);
 }
 
+// NEW in lesson 08: A and B arrive as tensor maps, by value. __grid_constant__ makes &a_map the
+// address of the parameter itself, not of a local copy: the address TMA needs.
 template <class Tile>
 __global__ void __launch_bounds__(Tile::kThreads)
     gemm_kernel(int m, int n, int k, const __grid_constant__ CUtensorMap a_map,
@@ -82,10 +86,10 @@ __global__ void __launch_bounds__(Tile::kThreads)
   const int warpgroup = threadIdx.x / 128;
   float accumulator[Tile::kBlockN / 2];
 
-  // NEW in lesson 08: thread 0 sets up the barriers: one expected arrival per phase (its own
-  // arrive_expect_tx), plus the transaction bytes. The fence makes the initialization visible to
-  // the async proxy (TMA completes transactions on these barriers), and the block barrier makes
-  // it visible to every thread before anyone waits.
+  // NEW in lesson 08: thread 0 prefetches the tensor maps and sets up the barriers: one expected
+  // arrival per phase (its own arrive_expect_tx), plus the transaction bytes. The fence makes the
+  // initialization visible to the async proxy (TMA completes transactions on these barriers), and
+  // the block barrier makes it visible to every thread before anyone waits.
   const bool is_loader = threadIdx.x == 0;
   if (is_loader) {
     gemm::ptx::prefetch_tensor_map(&a_map);
@@ -108,7 +112,8 @@ __global__ void __launch_bounds__(Tile::kThreads)
     gemm::ptx::tma_load_2d(shared.b[stage], &b_map, &shared.full[stage], slice * kBlockK, col0);
   };
 
-  // Prologue: every stage of the ring in flight (nobody reads any of them yet).
+  // NEW in lesson 08: the prologue fills every stage (lesson 07: Stages - 1), because a stage is
+  // now refilled only after it has been read. Nobody reads any of them yet.
   if (is_loader)
     for (int slice = 0; slice < Tile::kStages; ++slice) start_loading(slice);
 
@@ -143,6 +148,8 @@ __global__ void __launch_bounds__(Tile::kThreads)
     gemm::ptx::wgmma_wait_group<0>();
     gemm::ptx::warpgroup_fence_operand(accumulator);
 
+    // NEW in lesson 08: the block barrier moves after the MMAs. The full barrier now says when a
+    // slice has landed, so this one only frees the stage for its refill.
     // Barrier: both warpgroups have finished reading this stage (each waited for its own
     // wgmmas), so the loader may overwrite it with slice kt + Stages.
     __syncthreads();

@@ -38,10 +38,10 @@ class CompareTestCase(unittest.TestCase):
         shutil.copy(FIXTURES / "fake_lesson04.csv", self.reports / "lesson04.csv")
         shutil.copy(FIXTURES / "fake_reference_lesson05.csv", self.reference / "lesson05.csv")
 
-    def run_compare(self, *args):
+    def run_compare(self, *args, metrics_csv=FIXTURES / "fake_metrics.csv"):
         command = [sys.executable, str(COMPARE), *args,
                    "--reports-dir", str(self.reports), "--reference-dir", str(self.reference),
-                   "--metrics-csv", str(FIXTURES / "fake_metrics.csv"),
+                   "--metrics-csv", str(metrics_csv),
                    "--focus-csv", str(FIXTURES / "fake_focus.csv")]
         return subprocess.run(command, capture_output=True, text=True)
 
@@ -78,6 +78,21 @@ class KnownDeltas(CompareTestCase):
     def test_unchanged_metric_is_same(self):
         line = self.table_line(self.run_compare("03", "04").stdout, "Bytes read from DRAM")
         self.assertTrue(line.endswith("same"), line)
+
+    def test_metric_with_no_better_direction_is_only_higher_or_lower(self):
+        # A rate such as the share of DRAM bandwidth in use: neither direction is an improvement.
+        metrics = self.work / "metrics.csv"
+        metrics.write_text((FIXTURES / "fake_metrics.csv").read_text() +
+                           "sm__cycles_active.avg,Active cycles,neither,full-set,cycles,"
+                           "Synthetic test list: a metric with no better direction.\n")
+        falling = self.run_compare("03", "04", metrics_csv=metrics)
+        self.assertEqual(falling.returncode, 0, falling.stderr)
+        line = self.table_line(falling.stdout, "Active cycles")
+        self.assertTrue(line.endswith("-500,000 (-26.3%) lower"), line)
+        self.assertIn("higher / lower: a metric with no better direction", falling.stdout)
+        line = self.table_line(self.run_compare("04", "03", metrics_csv=metrics).stdout,
+                               "Active cycles")
+        self.assertTrue(line.endswith("+500,000 (+35.7%) higher"), line)
 
     def test_each_later_lesson_is_compared_with_the_first(self):
         output = self.run_compare("03", "04", "05").stdout
@@ -195,6 +210,9 @@ class RawExport(unittest.TestCase):
         self.assertEqual(compare.describe_change(0, 0, "lower"), "0 same")
         self.assertEqual(compare.describe_change(50, 25, "higher"), "-25 (-50.0%) worse")
         self.assertEqual(compare.describe_change(50, 25, None), "-25 (-50.0%)")
+        self.assertEqual(compare.describe_change(50, 25, "neither"), "-25 (-50.0%) lower")
+        self.assertEqual(compare.describe_change(0, 3, "neither"), "+3 (from 0) higher")
+        self.assertEqual(compare.describe_change(100, 100.5, "neither"), "+0.5 (+0.5%) same")
         self.assertEqual(compare.describe_change(None, 25, "higher"), "n/a")
 
 
@@ -372,7 +390,7 @@ class CourseLists(unittest.TestCase):
             path = Path(folder) / "metrics.csv"
             path.write_text("metric,label,better,collected,unit_note,why\n"
                             "dram__bytes_read.sum,Bytes,smaller,full-set,bytes,why\n")
-            with self.assertRaisesRegex(compare.ProfileError, "higher' or 'lower"):
+            with self.assertRaisesRegex(compare.ProfileError, "'higher', 'lower' or 'neither'"):
                 compare.load_curated_metrics(path)
 
     def test_bad_collected_value_is_an_error(self):
@@ -390,6 +408,14 @@ class CourseLists(unittest.TestCase):
                             "dram__bytes_read.sum,Bytes,lower,bytes,why\n")
             with self.assertRaisesRegex(compare.ProfileError, "collected"):
                 compare.load_curated_metrics(path)
+
+    def test_dram_bandwidth_share_has_no_better_direction(self):
+        # It rises when the same bytes move faster and when more bytes move than needed; the bytes
+        # read from DRAM say which, and for them lower is better.
+        better = {metric.name: metric.better for metric in compare.load_curated_metrics()}
+        self.assertEqual(better["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"],
+                         "neither")
+        self.assertEqual(better["dram__bytes_read.sum"], "lower")
 
     def test_few_metrics_are_explicit(self):
         # Each explicit metric goes to ncu's --metrics, where one bad name fails every profile.

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""What a lesson adds: its kernel.cuh against its parent's (`make diff L=NN [CODE=1]`).
+
+Usage: diff.py NN [--code] [--lessons DIR]
+
+Every lesson names its parent, the lesson whose kernel it starts from, in the `.parent = P,` field
+of its `inline constexpr gemm::Lesson kLesson{...}`. Usually that is lesson NN - 1, but the course
+may branch (lesson 12 starts from lesson 10 or 11), so the parent is read from the file, never
+guessed from the number.
+
+Without --code the output is a plain unified diff of the two files. With --code it shows the code
+only: blank lines and comment-only lines (whose text starts with //) are left out, and the two
+lessons' namespaces (lesson08 and lesson09, in `namespace lesson09` and `lesson09::`) count as the
+same word, so a change of comments or of the namespace's name alone is no change. The lines shown
+are the files' own, and each hunk starts with its first line's numbers in the two files
+("@@ lesson 08 line 40, lesson 09 line 43 @@"), so a hunk can be found in the editor: the code
+view is for reading, not a patch to apply.
+
+Exit status: 0 whether or not the kernels differ; 2, with one line on stderr, for a missing or
+malformed lesson number, a lesson that does not exist, or one without a parent.
+"""
+import difflib
+import re
+import signal
+import sys
+from pathlib import Path
+
+LESSONS_DIR = Path(__file__).resolve().parent
+USAGE = "usage: make diff L=NN [CODE=1]"
+
+# The Lesson entry of a kernel.cuh, and the two fields the tool needs from it.
+LESSON_ENTRY = re.compile(r"inline\s+constexpr\s+gemm::Lesson\s+kLesson\s*\{(?P<body>.*?)\};",
+                          re.DOTALL)
+ID_FIELD = re.compile(r"\.id\s*=\s*(\d+)\b")
+PARENT_FIELD = re.compile(r"\.parent\s*=\s*(\d+)\b")
+
+# Lines of context around each change, as diff -u shows them.
+CONTEXT_LINES = 3
+
+
+class UsageError(Exception):
+    """A request the tool cannot serve; its message is one line for the user."""
+
+
+def lesson_number(text):
+    """'9', '09' -> 9. Anything else (empty, letters, 0, three digits) is a UsageError."""
+    if not re.fullmatch(r"\d{1,2}", text.strip()) or int(text) == 0:
+        shown = text.strip() or "nothing"
+        raise UsageError(f"L must be a lesson number such as 08, not {shown}")
+    return int(text)
+
+
+def lesson_folder(lessons_dir, number):
+    """lessons/NN_slug/ of lesson `number`, with its kernel.cuh; a UsageError if there is none."""
+    folders = sorted(path for path in Path(lessons_dir).glob(f"{number:02d}_*")
+                     if (path / "kernel.cuh").is_file())
+    if not folders:
+        raise UsageError(f"no lesson {number:02d} under {relative_to_here(lessons_dir)}")
+    if len(folders) > 1:
+        raise UsageError(f"more than one lesson {number:02d}: "
+                         + ", ".join(str(relative_to_here(path)) for path in folders))
+    return folders[0]
+
+
+def read_lesson_entry(kernel_path):
+    """(id, parent) from the kLesson entry of a kernel.cuh; a UsageError if it has none."""
+    entry = LESSON_ENTRY.search(Path(kernel_path).read_text())
+    lesson_id = entry and ID_FIELD.search(entry["body"])
+    parent = entry and PARENT_FIELD.search(entry["body"])
+    if not lesson_id or not parent:
+        raise UsageError(f"{relative_to_here(kernel_path)}: no kLesson entry with .id and .parent")
+    return int(lesson_id[1]), int(parent[1])
+
+
+def parent_kernel(lessons_dir, number):
+    """(parent number, the parent's kernel.cuh) of lesson `number`."""
+    kernel = lesson_folder(lessons_dir, number) / "kernel.cuh"
+    _, parent = read_lesson_entry(kernel)
+    if parent == 0:
+        raise UsageError(f"lesson {number:02d} has no parent: it is where the course starts")
+    try:
+        return parent, lesson_folder(lessons_dir, parent) / "kernel.cuh"
+    except UsageError:
+        raise UsageError(f"lesson {number:02d} names parent {parent:02d}, "
+                         "which does not exist") from None
+
+
+def relative_to_here(path):
+    """The path as the user would type it: relative to the current folder when inside it."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd())
+    except ValueError:
+        return Path(path)
+
+
+def unified_diff(old_path, new_path):
+    """The two files as `diff -u` shows them (without timestamps), as a list of lines."""
+    old = Path(old_path).read_text().splitlines()
+    new = Path(new_path).read_text().splitlines()
+    return list(difflib.unified_diff(old, new, str(relative_to_here(old_path)),
+                                     str(relative_to_here(new_path)), n=CONTEXT_LINES,
+                                     lineterm=""))
+
+
+def code_lines(text, namespaces):
+    """[(line number, line, comparison key)] of the code lines of a file.
+
+    Blank lines and lines whose text starts with // are left out. The key is the line with every
+    namespace name in `namespaces` (whole words, such as lesson08) replaced by lessonNN: what the
+    code view compares, while it shows the line itself.
+    """
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, namespaces)) + r")\b")
+    lines = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("//"):
+            lines.append((number, line, pattern.sub("lessonNN", line)))
+    return lines
+
+
+def code_diff(old_path, new_path, old_number, new_number):
+    """The code view of the two kernels (see the module's description), as a list of lines."""
+    namespaces = [f"lesson{old_number:02d}", f"lesson{new_number:02d}"]
+    old = code_lines(Path(old_path).read_text(), namespaces)
+    new = code_lines(Path(new_path).read_text(), namespaces)
+    matcher = difflib.SequenceMatcher(None, [key for _, _, key in old],
+                                      [key for _, _, key in new], autojunk=False)
+    out = []
+    for group in matcher.get_grouped_opcodes(CONTEXT_LINES):
+        if not out:
+            out.append(f"--- {relative_to_here(old_path)} (code only)")
+            out.append(f"+++ {relative_to_here(new_path)} (code only)")
+        first = group[0]
+        old_line = old[first[1]][0] if first[1] < len(old) else "end"
+        new_line = new[first[3]][0] if first[3] < len(new) else "end"
+        out.append(f"@@ lesson {old_number:02d} line {old_line}, "
+                   f"lesson {new_number:02d} line {new_line} @@")
+        for tag, old_start, old_end, new_start, new_end in group:
+            if tag == "equal":
+                out += [" " + line for _, line, _ in new[new_start:new_end]]
+                continue
+            out += ["-" + line for _, line, _ in old[old_start:old_end]]
+            out += ["+" + line for _, line, _ in new[new_start:new_end]]
+    return out
+
+
+def parse_args(argv):
+    """(lesson text, code only?, lessons folder) from the command line; a UsageError otherwise."""
+    lesson, code, lessons_dir = None, False, LESSONS_DIR
+    arguments = list(argv)
+    while arguments:
+        argument = arguments.pop(0)
+        if argument == "--code":
+            code = True
+        elif argument == "--lessons" and arguments:
+            lessons_dir = Path(arguments.pop(0))
+        elif lesson is None and not argument.startswith("--"):
+            lesson = argument
+        else:
+            raise UsageError(f"unexpected argument '{argument}'")
+    if lesson is None or not lesson.strip():
+        raise UsageError("name a lesson with L=NN")
+    return lesson, code, lessons_dir
+
+
+def main(argv=None):
+    # `make diff L=09 | head` closes the pipe early: end quietly, as diff does.
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        lesson, code, lessons_dir = parse_args(sys.argv[1:] if argv is None else argv)
+        number = lesson_number(lesson)
+        parent, old_path = parent_kernel(lessons_dir, number)
+        new_path = lesson_folder(lessons_dir, number) / "kernel.cuh"
+    except UsageError as error:
+        print(f"{USAGE}: {error}", file=sys.stderr)
+        return 2
+    lines = (code_diff(old_path, new_path, parent, number) if code
+             else unified_diff(old_path, new_path))
+    if lines:
+        print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
