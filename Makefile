@@ -95,3 +95,20 @@ compare:
 
 clean:
 	rm -rf $(BUILD) $(LESSON_TARGETS)
+
+# Homework and grading (docs/grading.md):
+#   make homework L=08                       the hand-out of lesson 08: dist/homework08/ and .tar.gz
+#   make grade L=08 SUBMISSION=path [QUICK=1] grade a kernel.cuh (or a folder or archive holding
+#                                             one); GRADE_SECRET in the environment adds the hidden
+#                                             shapes and performance. Report: build-grading/results/
+# BEGIN COURSE ONLY
+.PHONY: homework
+homework:
+	@test -n "$(L)" || { echo "usage: make homework L=NN"; exit 2; }
+	$(PYTHON) tests/grading/homework.py $(L)
+# END COURSE ONLY
+
+.PHONY: grade
+grade:
+	@test -n "$(L)" -a -n "$(SUBMISSION)" || { echo "usage: make grade L=NN SUBMISSION=path/to/kernel.cuh [QUICK=1]"; exit 2; }
+	$(PYTHON) tests/grading/grade.py $(L) "$(SUBMISSION)" $(if $(filter-out 0,$(QUICK)),--quick)

@@ -97,6 +97,7 @@ RunOptions parse_run_options(int argc, const char* const* argv) {
       options.epilogue.given = true;
     }
     else if (flag == "--no-check") options.check = false;
+    else if (flag == "--check-only") options.time = false;
     else if (flag == "--profile") options.profile = true;
     else if (flag == "--help" || flag == "-h") options.help = true;
     else throw UsageError("unknown option '" + std::string(argv[i]) + "'");
@@ -107,7 +108,8 @@ RunOptions parse_run_options(int argc, const char* const* argv) {
 std::string usage_text(const std::string& program) {
   return "usage: " + program +
          " [--m M] [--n N] [--k K] [--iters I] [--warmup W] [--seed S]\n"
-         "       [--no-check] [--format table|csv|json] [--result-file PATH] [--profile] [--help]\n"
+         "       [--no-check | --check-only] [--format table|csv|json] [--result-file PATH]\n"
+         "       [--profile] [--help]\n"
          "       [--alpha A] [--beta B] [--bias] [--act none|relu|gelu|silu]   (lesson 15 only)\n"
          "\n"
          "Computes D = A * B^T in bf16 (fp32 accumulation), checks D against cuBLAS and times\n"
@@ -120,6 +122,7 @@ std::string usage_text(const std::string& program) {
          "  --warmup W      untimed pairs first (default 5, and at least 0.3 s of GPU work)\n"
          "  --seed S        seed of the random inputs (default 1)\n"
          "  --no-check      skip the comparison with cuBLAS\n"
+         "  --check-only    check, but do not time\n"
          "  --format F      table (default), csv or json\n"
          "  --result-file P also write the JSON report to file P\n"
          "  --profile       one warm-up and one launch of the lesson kernel only, for ncu\n"

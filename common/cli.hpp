@@ -36,6 +36,7 @@ struct RunOptions {
   int warmup = 5;       // --warmup: untimed pairs first (and at least 0.3 s of GPU work)
   uint64_t seed = 1;    // --seed: the random inputs
   bool check = true;    // --no-check turns the correctness check off
+  bool time = true;     // --check-only turns the timing off (the grader's correctness runs)
   bool profile = false; // --profile: one warm-up and one launch of the lesson kernel only
   bool help = false;    // --help
   OutputFormat format = OutputFormat::table;  // --format table|csv|json

@@ -2,6 +2,7 @@
 // Host-side launch plumbing shared by the lessons.
 
 #include <string>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 
@@ -44,6 +45,60 @@ int resident_blocks(int threads, int dynamic_shared_bytes) {
     return sm_count * per_sm;
   }();
   return blocks;
+}
+
+// How many clusters of `cluster_size` CTAs of `Kernel` (along x) can be resident at once
+// (cudaOccupancyMaxActiveClusters): clusters need their CTAs on SMs of one GPC at the same time,
+// so this can be less than the SM count divided by the cluster size. Asked once per kernel, on
+// the current device; throws CudaError with the reason if not even one cluster fits.
+template <auto Kernel>
+int resident_clusters(int cluster_size, int threads, int dynamic_shared_bytes) {
+  static const int clusters = [cluster_size, threads, dynamic_shared_bytes] {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(unsigned(cluster_size));
+    config.blockDim = dim3(unsigned(threads));
+    config.dynamicSmemBytes = size_t(dynamic_shared_bytes);
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = unsigned(cluster_size);
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    int count = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&count, Kernel, &config));
+    if (count == 0)
+      throw_cuda_error("cudaOccupancyMaxActiveClusters",
+                       "not one cluster of " + std::to_string(cluster_size) + " blocks of " +
+                           std::to_string(threads) + " threads with " +
+                           std::to_string(dynamic_shared_bytes) +
+                           " bytes of shared memory each fits on this GPU",
+                       __FILE__, __LINE__);
+    return count;
+  }();
+  return clusters;
+}
+
+// Launches `kernel` on a grid of `grid` blocks (along x) in clusters of `cluster_size`, through
+// cudaLaunchKernelEx (the <<<>>> syntax cannot ask for clusters). `grid` must be a multiple of
+// the cluster size. Throws CudaError if the launch is refused.
+template <class... KernelParameters, class... Arguments>
+void launch_with_clusters(void (*kernel)(KernelParameters...), unsigned grid, int cluster_size,
+                          int threads, int dynamic_shared_bytes, cudaStream_t stream,
+                          Arguments&&... arguments) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(unsigned(threads));
+  config.dynamicSmemBytes = size_t(dynamic_shared_bytes);
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = unsigned(cluster_size);
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Arguments>(arguments)...));
 }
 
 }  // namespace gemm

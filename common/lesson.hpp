@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "common/exercise.hpp"  // the stub of an exercise region a hand-out leaves to write
 #include "common/gemm.hpp"
 
 namespace gemm {

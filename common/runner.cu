@@ -237,6 +237,12 @@ std::vector<bf16> LessonRunner::download_d() const {
   return d;
 }
 
+void LessonRunner::fill_workspace(const Lesson& lesson, unsigned char byte) {
+  args(lesson, workspace_);
+  if (workspace_.bytes() > 0)
+    CUDA_CHECK(cudaMemsetAsync(workspace_.get(), byte, workspace_.bytes(), stream_));
+}
+
 std::string LessonRunner::reference_name() const {
   const Epilogue fused = epilogue();
   return fused.is_plain() ? "cuBLAS" : epilogue_reference_->describe(fused);
@@ -475,7 +481,7 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
     report.epilogue = options.epilogue;
     if (options.check) report.check = runner.check(lesson);
     const bool check_failed = report.check && !report.check->passed();
-    if (!check_failed) {
+    if (!check_failed && options.time) {
       TimingOptions timing;
       timing.warmup = options.warmup;
       timing.pairs = options.iters;

@@ -96,6 +96,9 @@ class LessonRunner {
   CheckResult verify_current_output();
   // Copies D to the host.
   std::vector<bf16> download_d() const;
+  // Fills the lesson's workspace with `byte` (tests: a launch must not depend on what a previous
+  // one left there).
+  void fill_workspace(const Lesson& lesson, unsigned char byte);
 
   // How long a single launch may take before we call it a deadlock.
   double launch_timeout_seconds() const;

@@ -11,7 +11,8 @@ guessed from the number.
 Without --code the output is a plain unified diff of the two files. With --code it shows the code
 only: blank lines and comment-only lines (whose text starts with //) are left out, and the two
 lessons' namespaces (lesson08 and lesson09, in `namespace lesson09` and `lesson09::`) count as the
-same word, so a change of comments or of the namespace's name alone is no change. The lines shown
+same word, and indentation does not count, so a change of comments, of the namespace's name or of
+indentation alone (code wrapped in a new loop) is no change. The lines shown
 are the files' own, and each hunk starts with its first line's numbers in the two files
 ("@@ lesson 08 line 40, lesson 09 line 43 @@"), so a hunk can be found in the editor: the code
 view is for reading, not a patch to apply.
@@ -105,16 +106,17 @@ def unified_diff(old_path, new_path):
 def code_lines(text, namespaces):
     """[(line number, line, comparison key)] of the code lines of a file.
 
-    Blank lines and lines whose text starts with // are left out. The key is the line with every
-    namespace name in `namespaces` (whole words, such as lesson08) replaced by lessonNN: what the
-    code view compares, while it shows the line itself.
+    Blank lines and lines whose text starts with // are left out. The key is the line without its
+    indentation and with every namespace name in `namespaces` (whole words, such as lesson08)
+    replaced by lessonNN: what the code view compares, while it shows the line itself. Ignoring
+    indentation keeps code that a lesson merely wraps in a new loop from showing as changed.
     """
     pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, namespaces)) + r")\b")
     lines = []
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if stripped and not stripped.startswith("//"):
-            lines.append((number, line, pattern.sub("lessonNN", line)))
+            lines.append((number, line, pattern.sub("lessonNN", stripped)))
     return lines
 
 

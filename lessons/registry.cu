@@ -11,6 +11,10 @@
 #include "lessons/09_warp_specialization/kernel.cuh"
 #include "lessons/10_cooperative/kernel.cuh"
 #include "lessons/11_pingpong/kernel.cuh"
+#include "lessons/12_cluster_multicast/kernel.cuh"
+#include "lessons/13_persistent_raster/kernel.cuh"
+#include "lessons/14_stream_k/kernel.cuh"
+#include "lessons/15_tma_store_epilogue/kernel.cuh"
 
 namespace gemm {
 
@@ -27,6 +31,10 @@ const std::vector<Lesson>& all_lessons() {
       lesson09::kLesson,
       lesson10::kLesson,
       lesson11::kLesson,
+      lesson12::kLesson,
+      lesson13::kLesson,
+      lesson14::kLesson,
+      lesson15::kLesson,
   };
   return lessons;
 }

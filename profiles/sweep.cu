@@ -22,6 +22,8 @@ namespace sweep {
 std::vector<Variant> all_variants() {
   std::vector<Variant> variants = mma_sync_variants();
   for (const Variant& variant : hopper_variants()) variants.push_back(variant);
+  for (const Variant& variant : cluster_variants()) variants.push_back(variant);
+  for (const Variant& variant : tuning_variants()) variants.push_back(variant);
   return variants;
 }
 

@@ -22,6 +22,8 @@ struct Variant {
 // parallel (each instantiates several large kernels).
 std::vector<Variant> mma_sync_variants();  // lessons 03-06 (variants_mma_sync.cu)
 std::vector<Variant> hopper_variants();    // lessons 07-11 (variants_hopper.cu)
+std::vector<Variant> cluster_variants();   // lessons 12-14 (variants_cluster.cu)
+std::vector<Variant> tuning_variants();    // lesson 15 (variants_tuning.cu)
 
 // All of them, in order.
 std::vector<Variant> all_variants();

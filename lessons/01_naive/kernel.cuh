@@ -4,6 +4,8 @@
 // Each thread walks one row of A and one row of B from global memory and accumulates their dot
 // product in fp32. There is no reuse: every element of A is read N times and every element of B
 // M times, straight from global memory (the caches catch some of it).
+//
+// Graded instruction signature: none
 #pragma once
 
 #include <cstdint>
@@ -28,7 +30,8 @@ __global__ void gemm_kernel(int m, int n, int k, const bf16* a, const bf16* b, b
   const bf16* a_row = a + row * k;  // row `row` of A: K contiguous values
   const bf16* b_row = b + col * k;  // row `col` of B, i.e. column `col` of B^T
 
-  // BEGIN EXERCISE(dot_product): accumulate the dot product of a_row and b_row in fp32
+  // BEGIN EXERCISE(dot_product, declares=accumulator): accumulate the dot product of a_row
+  //   and b_row in fp32
   float accumulator = 0.0f;
   for (int kk = 0; kk < k; ++kk)
     accumulator += __bfloat162float(a_row[kk]) * __bfloat162float(b_row[kk]);

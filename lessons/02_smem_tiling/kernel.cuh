@@ -4,6 +4,8 @@
 // copies a 128 x 16 slice of A and of B into shared memory (every element read from global memory
 // once per block instead of once per output), then every thread computes an 8 x 8 patch of the
 // tile from registers: 16 loads from shared memory feed 64 fused multiply-adds.
+//
+// Graded instruction signature: none
 #pragma once
 
 #include <cstdint>
@@ -73,7 +75,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int kk = 0; kk < kBlockK; ++kk) {
       // BEGIN EXERCISE(register_tile): load this thread's 8 values of A and 8 of B for step kk,
-      // then accumulate their 8 x 8 outer product
+      //   then accumulate their 8 x 8 outer product
       float a_values[kThreadRows], b_values[kThreadCols];
 #pragma unroll
       for (int strip = 0; strip < 2; ++strip) {

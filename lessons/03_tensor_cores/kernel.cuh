@@ -4,6 +4,8 @@
 // and of B (128 rows x 64 bf16 = 16 KB each) is copied into shared memory, then every warp
 // computes its own 64 x 64 part of the tile with mma.sync.m16n8k16: one instruction multiplies a
 // 16 x 16 block of A by a 16 x 8 block of B^T, 2048 multiply-adds, on the tensor cores.
+//
+// Graded instruction signature: HMMA LDSM
 #pragma once
 
 #include <cstdint>
@@ -131,7 +133,7 @@ __global__ void __launch_bounds__(Tile::kThreads)
     load_fragments(a_tile, b_tile, warp_row0, warp_col0, fragments);
     // NEW in lesson 03: the math runs on the tensor cores, 2048 multiply-adds per mma.sync.
     // BEGIN EXERCISE(mma_loop): multiply-accumulate the slice with one mma.sync per k-step and
-    // 16 x 8 block of the warp's tile
+    //   16 x 8 block of the warp's tile
 #pragma unroll
     for (int step = 0; step < Tile::kKSteps; ++step)
 #pragma unroll

@@ -4,6 +4,8 @@
 // bytes, exactly the width of the 32 banks), so each phase is served in 8 passes. Here each
 // 16-byte chunk of a row is stored at a position XORed with the row number (common/swizzle.hpp):
 // the 8 rows of a phase now fall in 8 different bank groups and each phase takes one pass.
+//
+// Graded instruction signature: HMMA LDSM
 #pragma once
 
 #include <cstdint>
@@ -38,9 +40,11 @@ using DefaultTile = TileShape<128, 128, 64, 64>;
 
 // NEW in lesson 04: where element (row, column) of a slice lives in its shared tile: 64 bf16
 // (128 bytes) per row, the 16-byte chunks of row r permuted by XOR with r % 8. Everything that
-// reads or writes a tile goes through this one function, so nothing else changes.
-__device__ inline int tile_offset(int row, int column) {
-  // BEGIN EXERCISE(swizzle): store logical 16-byte chunk c of row r at chunk c ^ (r % 8)
+// reads or writes a tile goes through this one function, so nothing else changes. It runs on
+// the host too, where the grader checks the layout for bank conflicts.
+GEMM_HOST_DEVICE inline int tile_offset(int row, int column) {
+  // BEGIN EXERCISE(swizzle, returns, host-check=swizzle_bank_conflicts): store logical 16-byte
+  //   chunk c of row r at chunk c ^ (r % 8)
   return gemm::swizzled_offset(row, column);
   // END EXERCISE
 }

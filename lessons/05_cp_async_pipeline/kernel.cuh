@@ -5,6 +5,8 @@
 // they compute the memory system idles. Here shared memory holds a ring of Stages slices. cp.async
 // copies global memory straight into shared memory in the background, so the block keeps
 // Stages - 1 slices in flight while it computes on the oldest one that has landed.
+//
+// Graded instruction signature: LDGSTS LDSM HMMA
 #pragma once
 
 #include <cstdint>
@@ -150,7 +152,7 @@ __global__ void __launch_bounds__(Tile::kThreads)
 
   for (int kt = 0; kt < k_slices; ++kt) {
     // BEGIN EXERCISE(pipeline_step): wait for slice kt, make it visible to the block, and start
-    // loading slice kt + Stages - 1 into the stage that is free
+    //   loading slice kt + Stages - 1 into the stage that is free
     // Wait until this thread's copies of slice kt have landed (at most Stages - 2 newer groups
     // may still be in flight) ...
     gemm::ptx::cp_async_wait_group<Tile::kStages - 2>();

@@ -11,6 +11,8 @@
 // lesson 04's swizzle, which is exactly wgmma's "128-byte swizzle" layout once a tile starts on a
 // 1024-byte boundary; a 64-bit descriptor per operand tells wgmma where the tile is and how it is
 // laid out. The register fragments of lesson 06 are gone: wgmma needs none.
+//
+// Graded instruction signature: HGMMA LDGSTS
 #pragma once
 
 #include <cstdint>

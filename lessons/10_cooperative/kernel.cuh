@@ -7,6 +7,7 @@
 // both read the same 256 rows of B. A slice is now 48 KB for twice the FLOPs: 85 FLOPs per byte,
 // a third more. The price is registers: 64 x 256 fp32 accumulators over 128 threads are 128 per
 // thread, which setmaxnreg's 232-register consumers can hold. Everything else is lesson 09's.
+// Graded instruction signature: HGMMA UTMALDG SYNCS.PHASECHK USETMAXREG
 #pragma once
 
 #include <cstdint>
@@ -173,25 +174,25 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
     consumer_wait(shared, read_state);
 
     // The slice's 4 k-steps as one batch of asynchronous wgmmas (lesson 07).
-    // BEGIN EXERCISE(consumer_rows): point at the 64 rows of A's stage that this consumer
-    // multiplies with the whole of B's stage
+    // BEGIN EXERCISE(consumer_rows, declares=a_tile b_tile): point at the 64 rows of A's stage
+    //   that this consumer multiplies with the whole of B's stage
     const bf16* a_tile = shared.a[read_state.index] + consumer * Tile::kWarpgroupM * kBlockK;
     const bf16* b_tile = shared.b[read_state.index];
+    // END EXERCISE
+    // BEGIN EXERCISE(scale_d, declares=overwrite): the tile's very first wgmma must overwrite
+    //   the accumulators, every later one add to them
+    // The first k-step of the first slice runs with scale-d = 0: D = A * B, ignoring whatever the
+    // 128 accumulator registers held. Zeroing them with 128 moves instead would put register
+    // writes between wgmmas, which makes ptxas serialize them (C7515).
+    const bool overwrite = kt == 0;
     // END EXERCISE
     gemm::ptx::warpgroup_fence_operand(accumulator);
     gemm::ptx::wgmma_fence();
 #pragma unroll
-    for (int step = 0; step < Tile::kKSteps; ++step) {
-      // BEGIN EXERCISE(scale_d): the tile's very first wgmma must overwrite the accumulators,
-      // every later one add to them
-      // The first k-step of the first slice runs with scale-d = 0: D = A * B, ignoring whatever
-      // the 128 accumulator registers held. Zeroing them with 128 moves instead would put
-      // register writes between wgmmas, which makes ptxas serialize them (C7515).
-      const bool accumulate = kt > 0 || step > 0;
-      // END EXERCISE
+    for (int step = 0; step < Tile::kKSteps; ++step)
       gemm::ptx::wgmma_m64k16_bf16<Tile::kBlockN>(accumulator, tile_descriptor(a_tile, step),
-                                                  tile_descriptor(b_tile, step), accumulate);
-    }
+                                                  tile_descriptor(b_tile, step),
+                                                  /*accumulate=*/!overwrite || step > 0);
     gemm::ptx::wgmma_commit_group();
     // Wait until at most ONE group is pending (lesson 09): this slice's wgmmas keep running
     // while the previous slice's are retired, so the tensor cores never drain between slices.

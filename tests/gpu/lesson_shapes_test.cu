@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -41,6 +42,10 @@ const std::vector<Shape> kShapes = {
     {"deep_k", {64, 128, 8192}},
     {"square_1000", {1000, 1000, 1000}},
     {"fewer_tiles_than_sms", {384, 768, 2048}},
+    // Wave-quantized (lesson 14 cuts the last wave along K); every tile cut into parts.
+    {"wave_quantized_4224", {4224, 4224, 4224}},
+    {"every_tile_split", {256, 512, 65536}},
+    {"few_tiles_long_k", {1024, 1024, 16384}},
     {"large_4096", {4096, 4096, 4096}},
     // A has more than 2^31 elements (4.3 GB): every offset into it needs 64 bits.
     {"a_over_2g_elements", {524288, 128, 4104}},
@@ -68,8 +73,11 @@ TEST_P(LessonShapes, Correct) {
     EXPECT_TRUE(first.against_cpu->passed())
         << "vs fp64 CPU: " << first.against_cpu->summary(shape.problem.n);
 
-  // The same inputs must give the same bits every time: a difference is a race.
+  // The same inputs must give the same bits every time: a difference is a race (or, for Stream-K,
+  // a summation order that depends on timing).
   const std::vector<gemm::bf16> first_output = runner.download_d();
+  // A lesson with a workspace must not depend on what was left in it: fill it with garbage first.
+  if (lesson.workspace_bytes) runner.fill_workspace(lesson, 0xA5);
   runner.check(lesson);
   const std::vector<gemm::bf16> second_output = runner.download_d();
   EXPECT_EQ(std::memcmp(first_output.data(), second_output.data(),
@@ -91,5 +99,86 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Lessons, LessonShapes, testing::ValuesIn(all_cases()), case_name);
+
+// ---- Lesson 15's fused epilogue: D = act(alpha * A * B^T + beta * C + bias) -------------------
+
+struct EpilogueCase {
+  const char* name;
+  gemm::EpilogueOptions options;
+};
+
+gemm::EpilogueOptions epilogue(float alpha, float beta, bool bias, gemm::Activation activation) {
+  gemm::EpilogueOptions options;
+  options.alpha = alpha;
+  options.beta = beta;
+  options.bias = bias;
+  options.activation = activation;
+  options.given = true;
+  return options;
+}
+
+// Each activation, with and without bias and C; alpha alone.
+const std::vector<EpilogueCase> kEpilogues = {
+    {"alpha", epilogue(1.5f, 0.0f, false, gemm::Activation::none)},
+    {"beta_c", epilogue(1.0f, 0.5f, false, gemm::Activation::none)},
+    {"bias", epilogue(1.0f, 0.0f, true, gemm::Activation::none)},
+    {"bias_relu", epilogue(1.0f, 0.0f, true, gemm::Activation::relu)},
+    {"bias_gelu", epilogue(1.0f, 0.0f, true, gemm::Activation::gelu)},
+    {"all_gelu", epilogue(1.5f, 0.5f, true, gemm::Activation::gelu)},
+    {"silu", epilogue(1.0f, 0.0f, false, gemm::Activation::silu)},
+    {"all_silu", epilogue(0.75f, -0.5f, true, gemm::Activation::silu)},
+};
+// Ragged, tiny and tile-multiple shapes, and one whose tiles Stream-K cuts into parts.
+const std::vector<std::string> kEpilogueShapes = {"tile_multiple", "ragged_all", "ragged_odd_small",
+                                                  "tiny", "square_1000", "few_tiles_long_k"};
+
+size_t shape_index(const std::string& name) {
+  for (size_t i = 0; i < kShapes.size(); ++i)
+    if (name == kShapes[i].name) return i;
+  throw std::invalid_argument("no shape named " + name);
+}
+
+using EpilogueParam = std::tuple<int, size_t, size_t>;  // (lesson id, epilogue, shape index)
+
+class LessonEpilogues : public testing::TestWithParam<EpilogueParam> {};
+
+TEST_P(LessonEpilogues, Correct) {
+  const Lesson& lesson = *gemm::find_lesson(std::get<0>(GetParam()));
+  const EpilogueCase& epilogue_case = kEpilogues[std::get<1>(GetParam())];
+  const Shape& shape = kShapes[std::get<2>(GetParam())];
+  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
+    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
+    GTEST_SKIP() << *reason;
+  }
+  runner.set_problem(shape.problem, /*seed=*/2000 + std::get<1>(GetParam()), epilogue_case.options);
+  const gemm::CheckResult result = runner.check(lesson);
+  EXPECT_TRUE(result.against_cublas.passed())
+      << "vs " << runner.reference_name() << ": " << result.against_cublas.summary(shape.problem.n);
+  if (result.against_cpu)
+    EXPECT_TRUE(result.against_cpu->passed())
+        << "vs fp64 CPU: " << result.against_cpu->summary(shape.problem.n);
+  runner.check(lesson);
+  EXPECT_EQ(runner.verify_current_output().output_hash, result.output_hash)
+      << "two runs on the same inputs gave different outputs";
+}
+
+std::vector<EpilogueParam> epilogue_cases() {
+  std::vector<EpilogueParam> cases;
+  for (const Lesson& lesson : gemm::all_lessons())
+    if (lesson.fused_epilogue)
+      for (size_t epilogue = 0; epilogue < kEpilogues.size(); ++epilogue)
+        for (const std::string& shape : kEpilogueShapes)
+          cases.emplace_back(lesson.id, epilogue, shape_index(shape));
+  return cases;
+}
+
+std::string epilogue_case_name(const testing::TestParamInfo<EpilogueParam>& info) {
+  return gemm::lesson_name(*gemm::find_lesson(std::get<0>(info.param))) + "_" +
+         kEpilogues[std::get<1>(info.param)].name + "_" + kShapes[std::get<2>(info.param)].name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Lessons, LessonEpilogues, testing::ValuesIn(epilogue_cases()),
+                         epilogue_case_name);
 
 }  // namespace

@@ -40,6 +40,7 @@ TEST(CliParse, DefaultsMatchTheCourse) {
   EXPECT_EQ(options.warmup, 5);
   EXPECT_EQ(options.seed, 1u);
   EXPECT_TRUE(options.check);
+  EXPECT_TRUE(options.time);
   EXPECT_FALSE(options.profile);
   EXPECT_EQ(options.format, OutputFormat::table);
   EXPECT_TRUE(options.result_file.empty());
@@ -87,6 +88,7 @@ TEST(CliParse, ReadsEveryFlagInBothSpellings) {
   EXPECT_EQ(options.format, OutputFormat::json);
   EXPECT_EQ(parse({"--format", "csv"}).format, OutputFormat::csv);
   EXPECT_TRUE(parse({"--help"}).help);
+  EXPECT_FALSE(parse({"--check-only"}).time);
 }
 
 TEST(CliParse, ShapeValuesAreNotJudgedHere) {
@@ -120,7 +122,7 @@ TEST(CliParse, HugeNumbersAreRejectedNotWrapped) {
 TEST(CliParse, UsageMentionsEveryFlagAndTheExitCodes) {
   const std::string usage = gemm::usage_text("lesson01");
   for (const char* flag : {"--m", "--n", "--k", "--iters", "--warmup", "--seed", "--no-check",
-                           "--format", "--result-file", "--profile", "--alpha", "--beta", "--bias",
+                           "--format", "--result-file", "--check-only", "--profile", "--alpha", "--beta", "--bias",
                            "--act", "exit status"})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
 }

@@ -1,0 +1,26 @@
+#pragma once
+// Loads and stores with explicit memory ordering at GPU scope, for flags that blocks on different
+// SMs hand each other (lesson 14's Stream-K fixup).
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#memory-consistency-model
+
+#include <cstdint>
+
+namespace gemm::ptx {
+
+// ld.acquire.gpu: reads the flag; every write that the writer made before its releasing store
+// (store_release_gpu) of this value is visible to this thread after it.
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-ld
+__device__ inline uint32_t load_acquire_gpu(const uint32_t* flag) {
+  uint32_t value;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
+// st.release.gpu: writes the flag after every earlier write of this thread, and of the threads
+// that met it at a barrier before, is visible at GPU scope (release is cumulative).
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-st
+__device__ inline void store_release_gpu(uint32_t* flag, uint32_t value) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" : : "l"(flag), "r"(value) : "memory");
+}
+
+}  // namespace gemm::ptx

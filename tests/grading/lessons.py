@@ -1,0 +1,92 @@
+"""The course's lessons as the homework tool and the grader see them.
+
+Each lesson is a folder lessons/NN_slug/ whose kernel.cuh defines `namespace lessonNN` with its
+`inline constexpr gemm::Lesson kLesson{ .id = NN, .slug = "...", .title = "...", ...}` and one
+line that says which instructions its machine code must contain (docs/grading.md):
+
+    // Graded instruction signature: HGMMA UTMALDG SYNCS.PHASECHK
+
+Each word is a SASS mnemonic as `cuobjdump -sass` prints it, optionally with leading modifiers:
+an instruction matches when its full mnemonic is the word or starts with the word and a dot
+(SYNCS.PHASECHK matches SYNCS.PHASECHK.TRANS64.TRYWAIT). `none` means nothing to check.
+"""
+import dataclasses
+import re
+from pathlib import Path
+
+SIGNATURE_LINE = re.compile(r"^// Graded instruction signature:[ \t]*(?P<value>.*?)[ \t]*$", re.MULTILINE)
+MNEMONIC = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*")
+LESSON_ENTRY = re.compile(r"inline\s+constexpr\s+gemm::Lesson\s+kLesson\s*\{(?P<body>.*?)\};", re.DOTALL)
+
+
+class LessonError(Exception):
+    """A lesson folder that does not follow the course's conventions; the message says how."""
+
+
+@dataclasses.dataclass
+class Lesson:
+    id: int
+    slug: str
+    title: str
+    folder: str            # "lessons/08_tma_mbarrier"
+    signature: list        # ["HGMMA", "UTMALDG", "SYNCS.PHASECHK"]; [] for none
+
+    @property
+    def kernel(self):
+        return f"{self.folder}/kernel.cuh"
+
+    @property
+    def namespace(self):
+        return f"lesson{self.id:02d}"
+
+
+def read_signature(text, origin):
+    lines = SIGNATURE_LINE.findall(text)
+    if len(lines) != 1:
+        raise LessonError(f"{origin}: needs exactly one '// Graded instruction signature: ...' line "
+                          f"(found {len(lines)})")
+    words = lines[0].split()
+    if words == ["none"]:
+        return []
+    bad = [word for word in words if not MNEMONIC.fullmatch(word)]
+    if not words or bad:
+        raise LessonError(f"{origin}: the instruction signature must be SASS mnemonics such as "
+                          f"HGMMA or SYNCS.PHASECHK, or 'none' (got '{lines[0]}')")
+    return words
+
+
+def read_lesson(folder, root):
+    kernel = folder / "kernel.cuh"
+    origin = str(kernel.relative_to(root))
+    text = kernel.read_text()
+    entry = LESSON_ENTRY.search(text)
+    fields = {}
+    if entry:
+        for key, value in re.findall(r"\.(id|slug|title)\s*=\s*(\d+|\"[^\"]*\")", entry["body"]):
+            fields[key] = value.strip('"')
+    if set(fields) != {"id", "slug", "title"}:
+        raise LessonError(f"{origin}: no kLesson entry with .id, .slug and .title")
+    lesson_id = int(fields["id"])
+    if folder.name != f"{lesson_id:02d}_{fields['slug']}":
+        raise LessonError(f"{origin}: the folder should be lessons/{lesson_id:02d}_{fields['slug']}")
+    return Lesson(lesson_id, fields["slug"], fields["title"], str(folder.relative_to(root)),
+                  read_signature(text, origin))
+
+
+def lesson_folders(root):
+    """{id: "lessons/NN_slug"} for every lesson folder with a kernel.cuh, by folder name alone
+    (a lesson in progress that breaks a convention is still listed)."""
+    root = Path(root)
+    return {int(folder.name[:2]): str(folder.relative_to(root))
+            for folder in sorted((root / "lessons").glob("[0-9][0-9]_*"))
+            if (folder / "kernel.cuh").is_file()}
+
+
+def load(root, lesson_id):
+    """The Lesson of number `lesson_id`; LessonError if there is none or it breaks a convention."""
+    root = Path(root)
+    folders = lesson_folders(root)
+    if lesson_id not in folders:
+        raise LessonError(f"no lesson {lesson_id:02d} under lessons/ (have: "
+                          + ", ".join(f"{number:02d}" for number in sorted(folders)) + ")")
+    return read_lesson(root / folders[lesson_id], root)

@@ -1,0 +1,122 @@
+"""The homework hand-outs (tests/grading/homework.py): one per lesson, each building its lesson
+with the course's flags, holding no later lesson and no line of its own solution.
+
+Building: each hand-out is configured with CMake and its lesson's main.cu compiled through the
+course's compile rule (flags and ptxas guard), without the harness library, which is the course's
+own and identical in every hand-out; the last lesson's hand-out is built completely (its lesson
+executable and the registry of all its lessons). That keeps this test within a few minutes on two
+cores. It needs nvcc and the course's build requirements, not a GPU.
+"""
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPOSITORY / "tests" / "grading"))
+
+import homework  # noqa: E402  (after the path is set)
+import lessons  # noqa: E402
+import regions  # noqa: E402
+
+COMPILE_SECONDS = 900
+
+
+class Handouts(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.scratch = tempfile.TemporaryDirectory()
+        cls.dist = Path(cls.scratch.name) / "dist"
+        cls.folders = lessons.lesson_folders(REPOSITORY)
+        cls.handouts, cls.errors = {}, {}
+        for number in cls.folders:
+            try:
+                folder, archive, _ = homework.build_handout(REPOSITORY, number, cls.dist)
+                cls.handouts[number] = folder
+            except (homework.HandoutError, regions.RegionError, lessons.LessonError) as error:
+                cls.errors[number] = str(error)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.scratch.cleanup()
+
+    def each_handout(self):
+        for number in self.folders:
+            with self.subTest(lesson=number):
+                self.assertNotIn(number, self.errors, self.errors.get(number))
+                yield number, self.handouts[number]
+
+    def test_every_lesson_has_a_handout_and_an_archive(self):
+        for number, folder in self.each_handout():
+            self.assertTrue((self.dist / f"homework{number:02d}.tar.gz").is_file())
+            self.assertTrue((folder / "HOMEWORK.md").is_file())
+
+    def test_a_handout_holds_the_lessons_up_to_its_own_and_nothing_staff_only(self):
+        for number, folder in self.each_handout():
+            present = sorted(int(path.name[:2]) for path in (folder / "lessons").glob("[0-9][0-9]_*"))
+            self.assertEqual(present, [lesson for lesson in self.folders if lesson <= number])
+            cmake = (folder / "lessons" / "CMakeLists.txt").read_text()
+            self.assertEqual([int(found) for found in re.findall(r"^add_lesson\((\d\d) ", cmake, re.M)], present)
+            registry = (folder / "lessons" / "registry.cu").read_text()
+            self.assertEqual([int(found) for found in re.findall(r"lesson(\d\d)::kLesson", registry)], present)
+            for path in homework.COURSE_ONLY:
+                self.assertFalse((folder / path).exists(), path)
+            self.assertNotIn("homework.py", (folder / "Makefile").read_text())
+            self.assertIn("grade:", (folder / "Makefile").read_text())
+            record = json.loads((folder / "tests" / "grading" / "handout.json").read_text())
+            self.assertEqual(record["lesson"], number)
+            for later in (lesson for lesson in self.folders if lesson > number):
+                self.assertNotIn(f"| {later:02d} |", (folder / "README.md").read_text())
+
+    def test_the_regions_are_stubs_with_their_markers(self):
+        for number, folder in self.each_handout():
+            kernel = self.folders[number] + "/kernel.cuh"
+            course = (REPOSITORY / kernel).read_text()
+            handed_out = (folder / kernel).read_text()
+            self.assertEqual(handed_out, regions.cut(course))
+            self.assertEqual((folder / "tests" / "grading" / "handout_kernel.cuh").read_text(), handed_out)
+            names = [region.name for region in regions.parse_regions(course)]
+            self.assertEqual([region.name for region in regions.parse_regions(handed_out)], names)
+            for name in names:
+                self.assertIn(f"`{name}`", (folder / "HOMEWORK.md").read_text())
+
+    def test_readme_snippets_of_the_solution_are_cut(self):
+        for number, folder in self.each_handout():
+            readme = (folder / self.folders[number] / "README.md").read_text()
+            for _, line in homework.distinctive_solution_lines(REPOSITORY, number):
+                self.assertFalse(any(line in " ".join(text.split()) for text in readme.split("\n")), line)
+
+    def test_the_leak_check_finds_a_solution_line_anywhere(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = Path(scratch)
+            (folder / "docs").mkdir()
+            (folder / "docs" / "notes.md").write_text("Quoted:\n    gemm::ptx::cp_async_wait_group<Tile::kStages - 2>();\n")
+            solution = homework.distinctive_solution_lines(REPOSITORY, 5)
+            self.assertEqual([(str(path), line) for path, line, _ in homework.leaks(folder, solution)],
+                             [("docs/notes.md", 2)])
+
+    def test_every_handout_builds_its_lesson(self):
+        if not shutil.which("cmake"):
+            self.skipTest("cmake is not installed")
+        last = max(self.handouts) if self.handouts else None
+        for number, folder in self.each_handout():
+            build = folder.parent / f"build{number:02d}"
+            configure = subprocess.run(["cmake", "-S", folder, "-B", build, "-DCMAKE_BUILD_TYPE=Release"],
+                                       capture_output=True, text=True, timeout=COMPILE_SECONDS)
+            self.assertEqual(configure.returncode, 0, configure.stdout[-2000:] + configure.stderr[-3000:])
+            if number == last:
+                command = ["cmake", "--build", build, "-j", "2", "--target", f"lesson{number:02d}", "gemm_lessons"]
+            else:
+                source = Path(self.folders[number]).name + "/main.cu.o"
+                command = ["make", "-C", build / "lessons", source]
+            compiled = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_SECONDS)
+            self.assertEqual(compiled.returncode, 0, compiled.stdout[-2000:] + compiled.stderr[-3000:])
+            shutil.rmtree(build)
+
+
+if __name__ == "__main__":
+    unittest.main()
