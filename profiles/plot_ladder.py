@@ -3,11 +3,12 @@
 
 Usage: plot_ladder.py docs/results.csv docs/img/ladder.png
 
-Reads the CSV that `make bench` writes. For each lesson, one bar per shape (its median
-TFLOP/s); a lesson that failed the correctness check on a shape gets no bar but the word FAIL.
-cuBLAS is timed next to every lesson, so the file holds one cuBLAS figure per lesson and shape;
-the line of the shape's colour is their median. The title names the GPU, date and commit from
-the file.
+Reads the CSV that `make bench` writes, only its rows of the plain product D = A * B^T (the
+fused-epilogue rows compare with cuBLASLt, not cuBLAS). For each lesson, one bar per shape (its
+median TFLOP/s); a lesson that failed the correctness check on a shape gets no bar but the word
+FAIL. cuBLAS is timed in pairs with every lesson, so the file holds one cuBLAS figure
+(`reference_tflops`) per lesson and shape; the line of the shape's colour is their median. The
+title names the GPU, date and commit from the file.
 
 Needs matplotlib, and only this script does: pip install matplotlib.
 """
@@ -16,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from results_table import load
+from results_table import is_plain, load
 
 SIZES = (4096, 8192)
 LINE_STYLES = ("--", ":")  # cuBLAS per size: the two lines stay apart where they overlap
@@ -45,11 +46,12 @@ def distinct(rows, column):
 
 
 def ladder(rows):
-    """The chart's data from the rows of results.csv; ValueError if neither shape is there."""
+    """The chart's data from results.csv's plain rows; ValueError if neither shape is there."""
     def is_cube(row, size):
         return int(row["m"]) == int(row["n"]) == int(row["k"]) == size
 
-    chosen = [row for row in rows if any(is_cube(row, size) for size in SIZES)]
+    chosen = [row for row in rows
+              if is_plain(row) and any(is_cube(row, size) for size in SIZES)]
     if not chosen:
         raise ValueError(f"no rows for {' or '.join(f'{s}^3' for s in SIZES)}")
     lessons = sorted({(int(row["lesson"]), row["slug"]) for row in chosen})
@@ -63,7 +65,8 @@ def ladder(rows):
         data.tflops[size] = [float(row["lesson_tflops"])
                              if row and row["check"] != "fail" and row["lesson_tflops"] else None
                              for row in found]
-        cublas = [float(row["cublas_tflops"]) for row in by_lesson.values() if row["cublas_tflops"]]
+        cublas = [float(row["reference_tflops"]) for row in by_lesson.values()
+                  if row["reference_tflops"]]
         data.cublas[size] = statistics.median(cublas) if cublas else None
     return data
 

@@ -3,12 +3,17 @@
 
 Usage: results_table.py docs/results.csv > docs/results.md
 
-Two tables, one row per lesson and one column per shape of the sweep: % of cuBLAS (measured in
-the same run) and TFLOP/s, with the range of cuBLAS's own TFLOP/s under the second. A lesson
-that failed the correctness check on a shape was not timed there: its cells say FAIL.
+From the rows of the plain product D = A * B^T, three tables with one row per lesson and one
+column per shape of the sweep: % of cuBLAS (the paired ratio), TFLOP/s with the range of cuBLAS's
+own TFLOP/s under it, and the SM clock and peak power during the timed pairs, which explain why
+the absolute figures move between runs while the ratio stays. Then, where the file has rows of
+lesson 15's fused epilogue, one table of those against cuBLASLt's fused epilogue. A lesson that
+failed the correctness check on a shape was not timed there: its cells say FAIL.
 """
 import csv
 import sys
+
+PLAIN = "plain"  # the `epilogue` of the plain product's rows
 
 
 def load(path):
@@ -16,12 +21,18 @@ def load(path):
         rows = list(csv.DictReader(file))
     if not rows:
         raise ValueError(f"{path}: no measurements")
-    required = {"lesson", "slug", "m", "n", "k", "check", "lesson_tflops", "cublas_tflops",
-                "ratio_to_cublas", "lesson_median_ms", "gpu", "date", "commit"}
+    required = {"lesson", "slug", "m", "n", "k", "epilogue", "check", "pairs", "lesson_tflops",
+                "reference", "reference_tflops", "ratio", "sm_mhz_median", "power_w_peak", "gpu",
+                "date", "commit"}
     missing = required - set(rows[0])
     if missing:
         raise ValueError(f"{path}: missing columns {sorted(missing)}")
     return rows
+
+
+def is_plain(row):
+    """True for the plain product's rows; the others carry a fused epilogue."""
+    return row["epilogue"] == PLAIN
 
 
 def shape_of(row):
@@ -29,7 +40,20 @@ def shape_of(row):
 
 
 def percent(row):
-    return f"{100 * float(row['ratio_to_cublas']):.1f}%" if row["ratio_to_cublas"] else "-"
+    return f"{100 * float(row['ratio']):.1f}%" if row["ratio"] else "-"
+
+
+def tflops(row):
+    return row["lesson_tflops"] or "-"
+
+
+def clock(row):
+    """'median MHz / peak W' during the timed pairs; n/a where NVML could not be read."""
+    if not row["pairs"]:
+        return "-"
+    if not row["sm_mhz_median"]:
+        return "n/a"
+    return f"{row['sm_mhz_median']} MHz / {row['power_w_peak']} W"
 
 
 def cell(row, text_of):
@@ -39,39 +63,87 @@ def cell(row, text_of):
     return "FAIL" if row["check"] == "fail" else text_of(row)
 
 
-def render(rows):
-    shapes = list(dict.fromkeys(shape_of(r) for r in rows))
-    lessons = list(dict.fromkeys((int(r["lesson"]), r["slug"]) for r in rows))
-    by_key = {(int(r["lesson"]), shape_of(r)): r for r in rows}
+def lesson_name(lesson, slug):
+    return f"{lesson:02d} {slug}"
+
+
+def introduction(rows):
+    """What was measured, where, and how: the paired protocol in a few sentences."""
     meta = rows[0]
-    checked = "Every measurement passed the correctness check first."
-    if any(r["check"] == "fail" for r in rows):
-        checked += (" FAIL marks a lesson that failed the check on that shape; it was not timed"
-                    " there.")
     out = ["# Results", "",
            f"Measured by `make bench` on {meta['gpu']}, {meta['date']}, commit `{meta['commit']}`.",
-           "Each lesson and cuBLAS (`cublasGemmEx`, bf16 in and out, fp32 compute) are timed in the",
-           "same process, one after the other: warm-up, L2 flushed before every repetition, median",
-           "of the repetitions. The ratio to cuBLAS is the figure that counts; absolute times drift",
-           "between runs. " + checked, "",
-           "## % of cuBLAS", "",
-           "| lesson | " + " | ".join(shapes) + " |",
+           "Each lesson and its reference are timed in the same process, alternately, pair by pair.",
+           "The reference is cuBLAS (`cublasGemmEx`, bf16 in and out, fp32 compute) for the plain",
+           "product `D = A * B^T`, and cuBLASLt's fused epilogue for lesson 15's fused rows. Both",
+           "sides first run until the clock settles (at least 0.3 s of GPU work), and the L2 cache",
+           "is flushed before every run. Each side's time is its median over the pairs; the ratio",
+           "is the median of the per-pair ratios reference time / lesson time (above 100%: the",
+           "lesson is faster), so whatever the clock does between pairs cancels out of it."]
+    timed = [int(r["pairs"]) for r in rows if r["pairs"]]
+    if timed and min(timed) < max(timed):
+        out.append(f"Each measurement has {min(timed)} to {max(timed)} timed pairs (the slow early"
+                   " lessons the fewest).")
+    elif timed:
+        out.append(f"Each measurement has {timed[0]} timed pairs.")
+    out += ["The SM clock, the power and the throttle reasons are sampled through NVML during the",
+            "timed pairs. The clock columns show why the absolute TFLOP/s move between runs while",
+            "the ratio holds: the H100 at its 700 W limit runs between about 1500 and 1980 MHz.",
+            "Every measurement passed the correctness check first."]
+    if any(r["check"] == "fail" for r in rows):
+        out.append("FAIL marks a lesson that failed the check on that shape; it was not timed"
+                   " there.")
+    return out + [""]
+
+
+def lesson_table(title, shapes, lessons, by_key, text_of):
+    """A '## title' table: one row per lesson, one column per shape."""
+    out = [f"## {title}", "", "| lesson | " + " | ".join(shapes) + " |",
            "|---|" + "---:|" * len(shapes)]
     for lesson, slug in lessons:
-        cells = [cell(by_key.get((lesson, shape)), percent) for shape in shapes]
-        out.append(f"| {lesson:02d} {slug} | " + " | ".join(cells) + " |")
-    out += ["", "## TFLOP/s", "", "| lesson | " + " | ".join(shapes) + " |",
-            "|---|" + "---:|" * len(shapes)]
-    for lesson, slug in lessons:
-        cells = [cell(by_key.get((lesson, shape)), lambda r: r["lesson_tflops"] or "-")
-                 for shape in shapes]
-        out.append(f"| {lesson:02d} {slug} | " + " | ".join(cells) + " |")
-    cublas = []
+        cells = [cell(by_key.get((lesson, shape)), text_of) for shape in shapes]
+        out.append(f"| {lesson_name(lesson, slug)} | " + " | ".join(cells) + " |")
+    return out
+
+
+def cublas_range(plain, shapes):
+    """The table row of cuBLAS's TFLOP/s per shape: lowest-highest over the lessons' runs."""
+    ranges = []
     for shape in shapes:
-        values = [float(r["cublas_tflops"]) for r in rows if shape_of(r) == shape and r["cublas_tflops"]]
-        cublas.append(f"{min(values):.0f}-{max(values):.0f}" if values else "-")
-    out.append("| cuBLAS (range over the lessons' runs) | " + " | ".join(cublas) + " |")
-    out.append("")
+        values = [float(r["reference_tflops"]) for r in plain
+                  if shape_of(r) == shape and r["reference_tflops"]]
+        ranges.append(f"{min(values):.0f}-{max(values):.0f}" if values else "-")
+    return "| cuBLAS (range over the lessons' runs) | " + " | ".join(ranges) + " |"
+
+
+def fused_table(fused):
+    """One row per lesson, shape and epilogue, against the reference it was timed with."""
+    out = ["## Fused epilogue", "",
+           "The lessons with lesson 15's fused epilogue, timed the same way against cuBLASLt's",
+           "matmul with the same epilogue fused into it.", "",
+           "| lesson | shape | epilogue | TFLOP/s | reference | reference TFLOP/s"
+           " | % of the reference | SM clock / peak power |",
+           "|---|---|---|---:|---|---:|---:|---:|"]
+    for row in sorted(fused, key=lambda r: int(r["lesson"])):
+        cells = [lesson_name(int(row["lesson"]), row["slug"]), shape_of(row),
+                 f"`{row['epilogue']}`", cell(row, tflops), row["reference"] or "-",
+                 row["reference_tflops"] or "-", cell(row, percent), cell(row, clock)]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def render(rows):
+    plain = [r for r in rows if is_plain(r)]
+    fused = [r for r in rows if not is_plain(r)]
+    shapes = list(dict.fromkeys(shape_of(r) for r in plain))
+    lessons = list(dict.fromkeys((int(r["lesson"]), r["slug"]) for r in plain))
+    by_key = {(int(r["lesson"]), shape_of(r)): r for r in plain}
+    out = introduction(rows)
+    out += lesson_table("% of cuBLAS", shapes, lessons, by_key, percent) + [""]
+    out += lesson_table("TFLOP/s", shapes, lessons, by_key, tflops)
+    out += [cublas_range(plain, shapes), ""]
+    out += lesson_table("SM clock and power", shapes, lessons, by_key, clock) + [""]
+    if fused:
+        out += fused_table(fused) + [""]
     return "\n".join(out)
 
 

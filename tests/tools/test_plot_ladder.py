@@ -1,5 +1,9 @@
 """Tests of profiles/plot_ladder.py: the chart's data from a synthetic results file, the
-one-line message without matplotlib, and (only where matplotlib is installed) the drawing."""
+one-line message without matplotlib, and (only where matplotlib is installed) the drawing.
+
+The fixture's lesson 15 row is a fused epilogue at 4096^3 timed against cuBLASLt (654.49
+TFLOP/s): the chart, of the plain product against cuBLAS, must leave it out.
+"""
 import importlib.util
 import os
 import shutil
@@ -28,10 +32,16 @@ class LadderData(unittest.TestCase):
         self.assertEqual(data.tflops[8192], [1.2, None])
         self.assertEqual(data.failed[4096], [False, False])
         self.assertEqual(data.failed[8192], [False, True])
-        self.assertEqual(data.cublas[4096], 705.0)  # median of 700 and 710
+        self.assertEqual(data.cublas[4096], 705.0)  # median of 700 and 710, not of 654.49 too
         self.assertEqual(data.cublas[8192], 760.0)  # the failed run has no cuBLAS time
         self.assertIn("Synthetic GPU (test fixture)", data.title)
         self.assertIn("2000-01-01, commit fixture", data.title)
+
+    def test_fused_epilogue_rows_are_left_out(self):
+        rows = [row for row in load(FIXTURE) if row["epilogue"] != "plain"]
+        self.assertEqual(len(rows), 1)
+        with self.assertRaisesRegex(ValueError, "no rows for 4096"):
+            plot_ladder.ladder(rows)
 
     def test_other_shapes_are_left_out(self):
         rows = [row for row in load(FIXTURE) if row["m"] == "3000"]

@@ -2,7 +2,10 @@
 
 The fixture has the columns `make bench` writes (csv_header() in common/runner.cu, then date
 and commit): lessons 01 and 02 at 4096^3 and 8192^3, lesson 02 failing its check at 8192^3, and
-lesson 01 alone at 3000 x 5000 x 4000.
+lesson 01 alone at 3000 x 5000 x 4000, measured without NVML (empty clock fields). One more row
+is lesson 15's bias + GELU epilogue at 4096^3 against cuBLASLt: it belongs to the fused table
+only. Some ratios differ from reference_ms / lesson_ms on purpose: the tables must show the
+paired ratio of the file (the median of the per-pair ratios), not recompute it.
 """
 import subprocess
 import sys
@@ -19,9 +22,10 @@ import results_table  # noqa: E402  (after the path is set)
 
 
 def section(markdown, title):
-    """The table lines under a '## title' heading."""
+    """The table lines under a '## title' heading (after any text between the two)."""
     lines = markdown.splitlines()
-    start = lines.index(f"## {title}") + 2
+    start = next(i for i in range(lines.index(f"## {title}"), len(lines))
+                 if lines[i].startswith("|"))
     end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
     return lines[start:end]
 
@@ -37,21 +41,72 @@ class ResultsTable(unittest.TestCase):
     def test_header_names_gpu_date_commit_and_the_failure(self):
         self.assertIn("on Synthetic GPU (test fixture), 2000-01-01, commit `fixture`",
                       self.markdown)
+        self.assertIn("Every measurement passed the correctness check first.", self.markdown)
         self.assertIn("FAIL marks a lesson that failed the check", self.markdown)
+
+    def test_introduction_describes_the_paired_protocol(self):
+        text = " ".join(self.markdown.split("## ")[0].split())
+        self.assertIn("timed in the same process, alternately, pair by pair", text)
+        self.assertIn("the median of the per-pair ratios reference time / lesson time", text)
+        self.assertIn("at least 0.3 s of GPU work", text)
+        self.assertIn("between about 1500 and 1980 MHz", text)
+        self.assertIn("Each measurement has 3 to 120 timed pairs", text)
 
     def test_percent_of_cublas_table(self):
         table = section(self.markdown, "% of cuBLAS")
         self.assertEqual(cells(table[0]), ["lesson", "4096 x 4096 x 4096", "8192 x 8192 x 8192",
                                            "3000 x 5000 x 4000"])
         self.assertEqual(cells(table[2]), ["01 naive", "0.2%", "0.2%", "0.4%"])
-        self.assertEqual(cells(table[3]), ["02 smem_tiling", "4.9%", "FAIL", "-"])
+        # The paired ratio 0.0512, not the ratio of the medians 0.1930 / 3.9 (4.9%).
+        self.assertEqual(cells(table[3]), ["02 smem_tiling", "5.1%", "FAIL", "-"])
+        self.assertEqual(len(table), 4)  # lesson 15 has only a fused row
 
     def test_tflops_table_and_cublas_range(self):
         table = section(self.markdown, "TFLOP/s")
         self.assertEqual(cells(table[2]), ["01 naive", "1.37", "1.20", "2.40"])
         self.assertEqual(cells(table[3]), ["02 smem_tiling", "35.00", "FAIL", "-"])
+        # cuBLASLt's 654.49 of the fused row is not a cuBLAS figure: not in the range.
         self.assertEqual(cells(table[4]), ["cuBLAS (range over the lessons' runs)", "700-710",
                                            "760-760", "600-600"])
+        self.assertEqual(len(table), 5)
+
+    def test_clock_and_power_table(self):
+        table = section(self.markdown, "SM clock and power")
+        self.assertEqual(cells(table[0]), ["lesson", "4096 x 4096 x 4096", "8192 x 8192 x 8192",
+                                           "3000 x 5000 x 4000"])
+        self.assertEqual(cells(table[2]), ["01 naive", "1980 MHz / 420 W", "1950 MHz / 430 W",
+                                           "n/a"])
+        self.assertEqual(cells(table[3]), ["02 smem_tiling", "1965 MHz / 480 W", "FAIL", "-"])
+        self.assertEqual(len(table), 4)
+
+    def test_fused_epilogue_table(self):
+        table = section(self.markdown, "Fused epilogue")
+        self.assertEqual(cells(table[0]), ["lesson", "shape", "epilogue", "TFLOP/s", "reference",
+                                           "reference TFLOP/s", "% of the reference",
+                                           "SM clock / peak power"])
+        # The paired ratio 1.0480, not the ratio of the medians 0.2100 / 0.2000 (105.0%).
+        self.assertEqual(cells(table[2]), ["15 tma_store_epilogue", "4096 x 4096 x 4096",
+                                           "`D = gelu(A*B^T + bias)`", "687.19",
+                                           "cuBLASLt GELU_BIAS epilogue", "654.49", "104.8%",
+                                           "1590 MHz / 699 W"])
+        self.assertEqual(len(table), 3)
+
+    def test_failed_fused_row(self):
+        # The fixture's lesson 15 row again at 8192^3, failed: no timing, no reference, no clock.
+        rows = results_table.load(FIXTURE)
+        fused = next(row for row in rows if row["lesson"] == "15")
+        failed = dict(fused, m="8192", n="8192", k="8192", check="fail")
+        for column in ("pairs", "lesson_tflops", "reference", "reference_tflops", "ratio",
+                       "sm_mhz_median", "power_w_peak"):
+            failed[column] = ""
+        table = section(results_table.render(rows + [failed]), "Fused epilogue")
+        self.assertEqual(cells(table[3]), ["15 tma_store_epilogue", "8192 x 8192 x 8192",
+                                           "`D = gelu(A*B^T + bias)`", "FAIL", "-", "-", "FAIL",
+                                           "FAIL"])
+
+    def test_no_fused_rows_no_fused_table(self):
+        rows = [row for row in results_table.load(FIXTURE) if row["epilogue"] == "plain"]
+        self.assertNotIn("## Fused epilogue", results_table.render(rows))
 
     def test_all_passed_needs_no_fail_note(self):
         rows = [row for row in results_table.load(FIXTURE) if row["check"] == "pass"]
@@ -69,6 +124,19 @@ class ResultsTable(unittest.TestCase):
             self.assertNotEqual(result.returncode, 0)
             self.assertIn("results_table.py:", result.stderr)
             self.assertIn("commit", result.stderr)
+
+    def test_file_of_the_old_layout_names_the_new_columns(self):
+        # Before the paired protocol the reference was always cuBLAS: cublas_tflops and
+        # ratio_to_cublas instead of reference_tflops and ratio.
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "results.csv"
+            header, *rows = FIXTURE.read_text().splitlines()
+            old = header.replace("reference_tflops", "cublas_tflops").replace(",ratio,",
+                                                                              ",ratio_to_cublas,")
+            path.write_text("\n".join([old] + rows) + "\n")
+            with self.assertRaisesRegex(ValueError,
+                                        r"missing columns \['ratio', 'reference_tflops'\]"):
+                results_table.load(path)
 
     def test_header_only_file_is_an_error(self):
         with tempfile.TemporaryDirectory() as folder:
