@@ -128,12 +128,12 @@ __global__ void __launch_bounds__(Tile::kThreads)
   const int row0 = (blockIdx.x / tiles_n) * Tile::kBlockM;
   const int col0 = (blockIdx.x % tiles_n) * Tile::kBlockN;
 
-  // The warps form a grid over the tile (2 x 2 warps of 64 x 64 by default).
+  // The warps form a grid over the tile (2 x 4 warps of 64 x 32 by default).
   const int warp = threadIdx.x / 32;
   const int warp_row0 = (warp / (Tile::kBlockN / Tile::kWarpN)) * Tile::kWarpM;
   const int warp_col0 = (warp % (Tile::kBlockN / Tile::kWarpN)) * Tile::kWarpN;
 
-  // 4 x 8 mma.sync blocks of 16 x 8 outputs (by default): 4 fp32 accumulators each, laid out
+  // 4 x 4 mma.sync blocks of 16 x 8 outputs (by default): 4 fp32 accumulators each, laid out
   // as described in common/ptx/mma_sm80.hpp.
   float accumulator[Tile::kMmasM][Tile::kMmasN][4] = {};
 

@@ -115,18 +115,34 @@ def drop_course_only_blocks(text):
 
 
 def drop_later_lessons_from_tables(text, last):
-    """Markdown: the rows of lesson tables (first column '#' or 'lesson') after lesson `last`."""
-    kept, in_lesson_table = [], False
+    """Markdown: the rows of lesson tables (first column '#' or 'lesson') after lesson `last`.
+    A table left with no rows is replaced by one line that says so."""
+    kept, table, in_lesson_table = [], [], False
+
+    def end_table():
+        rows = table[2:]  # after the header and the separator
+        if table and not rows:
+            kept.append(f"*(This table holds only lessons after {last:02d}.)*")
+        else:
+            kept.extend(table)
+        table.clear()
+
     for line in text.split("\n"):
-        if not line.startswith("|"):
-            in_lesson_table = False
-        elif LESSON_TABLE_HEADER.match(line):
-            in_lesson_table = True
-        elif in_lesson_table:
+        if in_lesson_table and line.startswith("|"):
             row = LESSON_ROW.match(line)
-            if row and int(row["id"]) > last:
-                continue
-        kept.append(line)
+            if not (row and int(row["id"]) > last):
+                table.append(line)
+            continue
+        if in_lesson_table:
+            end_table()
+            in_lesson_table = False
+        if LESSON_TABLE_HEADER.match(line):
+            in_lesson_table = True
+            table.append(line)
+        else:
+            kept.append(line)
+    if in_lesson_table:
+        end_table()
     return "\n".join(kept)
 
 

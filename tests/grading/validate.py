@@ -328,7 +328,7 @@ def main(argv=None):
                         help="the lesson graded in full (default 09; 0: none)")
     parser.add_argument("--lessons", default=None,
                         help="only these lessons and their planted submissions, e.g. 10-15 (the "
-                             "whole validation takes longer than one 10-minute session)")
+                             "whole validation takes longer than 10 minutes)")
     args = parser.parse_args(argv)
     lesson_range = None
     if args.lessons:

@@ -90,6 +90,13 @@ class Handouts(unittest.TestCase):
             for _, line in homework.distinctive_solution_lines(REPOSITORY, number):
                 self.assertFalse(any(line in " ".join(text.split()) for text in readme.split("\n")), line)
 
+    def test_later_lessons_leave_the_tables_and_an_emptied_table_says_so(self):
+        text = ("| lesson | ratio |\n|---|---:|\n| 03 | 12% |\n| 10 cooperative | 87% |\nprose\n"
+                "| lesson | ratio |\n|---|---:|\n| 11 | 73% |\n| 12 | 84% |\n")
+        self.assertEqual(homework.drop_later_lessons_from_tables(text, 9),
+                         "| lesson | ratio |\n|---|---:|\n| 03 | 12% |\nprose\n"
+                         "*(This table holds only lessons after 09.)*\n")
+
     def test_the_leak_check_finds_a_solution_line_anywhere(self):
         with tempfile.TemporaryDirectory() as scratch:
             folder = Path(scratch)
