@@ -3,7 +3,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <limits>
+#include <sstream>
 #include <string_view>
 
 namespace gemm {
@@ -131,6 +133,31 @@ std::string usage_text(const std::string& program) {
          "\n"
          "exit status: 0 pass, 1 check failed, 2 no CUDA GPU, 3 GPU cannot run this lesson,\n"
          "             4 bad command line or shape, 5 CUDA error\n";
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ','))
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+std::vector<int64_t> parse_integer_list(const std::string& flag, const std::string& text,
+                                        int64_t minimum, int64_t maximum) {
+  std::vector<int64_t> values;
+  for (const std::string& item : split_list(text))
+    values.push_back(parse_integer(flag, item, minimum, maximum));
+  if (values.empty()) throw UsageError(flag + " needs a list of integers, got '" + text + "'");
+  return values;
+}
+
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  char date[16];
+  std::strftime(date, sizeof(date), "%Y-%m-%d", std::gmtime(&now));
+  return date;
 }
 
 }  // namespace gemm

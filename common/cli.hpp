@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/gemm.hpp"
 
@@ -56,5 +57,14 @@ RunOptions parse_run_options(int argc, const char* const* argv);
 
 // The --help text.
 std::string usage_text(const std::string& program);
+
+// The items of a comma-separated list ("stages_08,tiles_11"), empty items left out.
+std::vector<std::string> split_list(const std::string& text);
+// A comma-separated list of integers, each in [minimum, maximum] ("--shapes 4096,8192"); throws
+// UsageError naming the flag otherwise.
+std::vector<int64_t> parse_integer_list(const std::string& flag, const std::string& text,
+                                        int64_t minimum, int64_t maximum);
+// Today's date in UTC (YYYY-MM-DD), the date column of the results files.
+std::string today_utc();
 
 }  // namespace gemm

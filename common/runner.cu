@@ -135,6 +135,7 @@ LessonRunner::~LessonRunner() {
 void LessonRunner::set_problem(const GemmProblem& problem, uint64_t seed,
                                const EpilogueOptions& epilogue) {
   problem_ = problem;
+  seed_ = seed;
   epilogue_options_ = epilogue;
   a_.resize(size_t(problem.m * problem.k));
   b_.resize(size_t(problem.n * problem.k));
@@ -246,6 +247,21 @@ void LessonRunner::fill_workspace(const Lesson& lesson, unsigned char byte) {
 std::string LessonRunner::reference_name() const {
   const Epilogue fused = epilogue();
   return fused.is_plain() ? "cuBLAS" : epilogue_reference_->describe(fused);
+}
+
+RunReport LessonRunner::check_and_time(const Lesson& lesson, const TimingOptions& options) {
+  RunReport report;
+  report.lesson = &lesson;
+  report.device = device_;
+  report.problem = problem_;
+  report.seed = seed_;
+  report.epilogue = epilogue_options_;
+  report.check = check(lesson);
+  if (report.check->passed()) {
+    report.reference_name = reference_name();
+    report.timing = time_against_reference(lesson, options);
+  }
+  return report;
 }
 
 PairedTiming LessonRunner::time_against_reference(const Lesson& lesson,

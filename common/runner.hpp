@@ -48,6 +48,21 @@ struct CheckResult {
   bool passed() const { return against_cublas.passed() && (!against_cpu || against_cpu->passed()); }
 };
 
+// Everything one run of a lesson executable measured.
+struct RunReport {
+  const Lesson* lesson = nullptr;
+  DeviceInfo device;
+  GemmProblem problem;
+  uint64_t seed = 0;
+  EpilogueOptions epilogue;
+  std::optional<CheckResult> check;
+  std::string reference_name = "cuBLAS";
+  PairedTiming timing;  // timing.timed() is false when the check failed
+
+  double lesson_tflops() const { return problem.flops() / (timing.lesson.median_ms * 1e9); }
+  double reference_tflops() const { return problem.flops() / (timing.reference.median_ms * 1e9); }
+};
+
 // Owns everything one process needs to check and time lessons on one GPU: a stream, cuBLAS,
 // the paired timer and the device buffers of the current problem. The lesson executables,
 // the GPU tests, the benchmark and the grader all go through this class, so they measure the
@@ -84,6 +99,9 @@ class LessonRunner {
                                    const TimingOptions& options);
   // What time_against_reference compares with: "cuBLAS", "cuBLASLt GELU_BIAS epilogue", ...
   std::string reference_name() const;
+  // The lesson on the current problem, checked and, if the check passed, timed against the
+  // reference (make bench and make sweep).
+  RunReport check_and_time(const Lesson& lesson, const TimingOptions& options);
 
   // Direct access for tests that corrupt or inspect the output.
   cudaStream_t stream() const { return stream_; }
@@ -115,26 +133,13 @@ class LessonRunner {
   std::unique_ptr<EpilogueReference> epilogue_reference_;  // created for the first epilogue
   PairedTimer timer_;
   GemmProblem problem_{0, 0, 0};
+  uint64_t seed_ = 0;
   EpilogueOptions epilogue_options_;
   DeviceBuffer<bf16> a_, b_, d_, c_, bias_;
   DeviceBuffer<float> reference_;
   DeviceBuffer<unsigned char> workspace_, baseline_workspace_;
 };
 
-// Everything one run of a lesson executable measured.
-struct RunReport {
-  const Lesson* lesson = nullptr;
-  DeviceInfo device;
-  GemmProblem problem;
-  uint64_t seed = 0;
-  EpilogueOptions epilogue;
-  std::optional<CheckResult> check;
-  std::string reference_name = "cuBLAS";
-  PairedTiming timing;  // timing.timed() is false when the check failed
-
-  double lesson_tflops() const { return problem.flops() / (timing.lesson.median_ms * 1e9); }
-  double reference_tflops() const { return problem.flops() / (timing.reference.median_ms * 1e9); }
-};
 
 std::string format_table(const RunReport& report);
 std::string csv_header();

@@ -7,7 +7,6 @@
 //   gemm_bench --csv docs/results.csv --commit abc1234 [--lessons 1,2,7] [--shapes 4096,8192]
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -32,26 +31,11 @@ const std::vector<GemmProblem> kStandardSweep = {
 // The fused-epilogue rows: bias + GELU, where cuBLASLt has a fused epilogue to compare with.
 const std::vector<GemmProblem> kEpilogueShapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
 
-std::vector<int> parse_list(const std::string& text) {
-  std::vector<int> values;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) values.push_back(std::stoi(item));
-  return values;
-}
-
-std::string today_utc() {
-  const std::time_t now = std::time(nullptr);
-  char date[16];
-  std::strftime(date, sizeof(date), "%Y-%m-%d", std::gmtime(&now));
-  return date;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string csv_path, commit = "unknown";
-  std::vector<int> lesson_ids, square_sizes;
+  std::vector<int64_t> lesson_ids, square_sizes;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
@@ -59,8 +43,8 @@ int main(int argc, char** argv) {
       const std::string value = argv[++i];
       if (flag == "--csv") csv_path = value;
       else if (flag == "--commit") commit = value;
-      else if (flag == "--lessons") lesson_ids = parse_list(value);
-      else if (flag == "--shapes") square_sizes = parse_list(value);
+      else if (flag == "--lessons") lesson_ids = gemm::parse_integer_list(flag, value, 1, 99);
+      else if (flag == "--shapes") square_sizes = gemm::parse_integer_list(flag, value, 1, 1 << 30);
       else throw std::invalid_argument("unknown option '" + flag + "'");
     }
   } catch (const std::exception& error) {
@@ -76,7 +60,7 @@ int main(int argc, char** argv) {
   std::vector<GemmProblem> shapes = kStandardSweep;
   if (!square_sizes.empty()) {
     shapes.clear();
-    for (int size : square_sizes) shapes.push_back({size, size, size});
+    for (int64_t size : square_sizes) shapes.push_back({size, size, size});
   }
 
   int device_count = 0;
@@ -87,7 +71,7 @@ int main(int argc, char** argv) {
 
   try {
     gemm::LessonRunner runner(0);
-    const std::string date = today_utc();
+    const std::string date = gemm::today_utc();
     std::ostringstream csv;
     csv << gemm::csv_header() << ",date,commit\n";
     bool all_passed = true;
@@ -118,19 +102,8 @@ int main(int argc, char** argv) {
           std::printf("%s skipped: %s\n", gemm::lesson_name(*lesson).c_str(), reason->c_str());
           continue;
         }
-        gemm::RunReport report;
-        report.lesson = lesson;
-        report.device = runner.device();
-        report.problem = shape;
-        report.seed = 1;
-        report.epilogue = test_case.epilogue;
-        report.check = runner.check(*lesson);
-        if (report.check->passed()) {
-          report.reference_name = runner.reference_name();
-          report.timing = runner.time_against_reference(*lesson, timing);
-        } else {
-          all_passed = false;
-        }
+        const gemm::RunReport report = runner.check_and_time(*lesson, timing);
+        all_passed = all_passed && report.check->passed();
         csv << gemm::format_csv_row(report) << "," << date << "," << commit << "\n";
         const bool timed = report.timing.timed();
         std::printf("%s %5lld x %5lld x %5lld %s %s  %7.1f TFLOP/s  %s %6.1f  ratio %6.1f%%  %s\n",

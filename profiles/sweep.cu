@@ -7,7 +7,6 @@
 //              [--commit abc1234] [--list]
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -29,26 +28,6 @@ std::vector<Variant> all_variants() {
 
 }  // namespace sweep
 
-namespace {
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ','))
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
-
-std::string today_utc() {
-  const std::time_t now = std::time(nullptr);
-  char date[16];
-  std::strftime(date, sizeof(date), "%Y-%m-%d", std::gmtime(&now));
-  return date;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   std::string out_dir = "profiles/sweeps", commit = "unknown";
   std::vector<std::string> groups;
@@ -63,15 +42,11 @@ int main(int argc, char** argv) {
       }
       if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
       const std::string value = argv[++i];
-      if (flag == "--groups") groups = split(value);
+      if (flag == "--groups") groups = gemm::split_list(value);
       else if (flag == "--out-dir") out_dir = value;
       else if (flag == "--commit") commit = value;
-      else if (flag == "--shapes") {
-        sizes.clear();
-        for (const std::string& size : split(value)) sizes.push_back(std::stoll(size));
-      } else {
-        throw std::invalid_argument("unknown option '" + flag + "'");
-      }
+      else if (flag == "--shapes") sizes = gemm::parse_integer_list(flag, value, 1, 1 << 30);
+      else throw std::invalid_argument("unknown option '" + flag + "'");
     }
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gemm_sweep: error: %s\n", error.what());
@@ -109,7 +84,7 @@ int main(int argc, char** argv) {
 
   try {
     gemm::LessonRunner runner(0);
-    const std::string date = today_utc();
+    const std::string date = gemm::today_utc();
     gemm::TimingOptions timing;  // the protocol's defaults: 30 pairs or more
     bool all_passed = true;
     for (const std::string& group : group_order) {
@@ -123,18 +98,8 @@ int main(int argc, char** argv) {
             std::printf("%s skipped: %s\n", variant.name.c_str(), reason->c_str());
             continue;
           }
-          gemm::RunReport report;
-          report.lesson = &variant.lesson;
-          report.device = runner.device();
-          report.problem = shape;
-          report.seed = 1;
-          report.check = runner.check(variant.lesson);
-          if (report.check->passed()) {
-            report.reference_name = runner.reference_name();
-            report.timing = runner.time_against_reference(variant.lesson, timing);
-          } else {
-            all_passed = false;
-          }
+          const gemm::RunReport report = runner.check_and_time(variant.lesson, timing);
+          all_passed = all_passed && report.check->passed();
           csv << '"' << variant.name << "\"," << (variant.is_default ? "yes" : "no") << ","
               << gemm::format_csv_row(report) << "," << date << "," << commit << "\n";
           const bool timed = report.timing.timed();

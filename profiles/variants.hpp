@@ -18,6 +18,16 @@ struct Variant {
   gemm::Lesson lesson;  // id, parent and slug of the lesson; launch of this configuration
 };
 
+// The lesson's entry with another launch function (and, for a lesson with a workspace, the
+// workspace size of that configuration).
+inline gemm::Lesson with_launch(gemm::Lesson lesson,
+                                void (*launch)(const gemm::GemmArgs&, cudaStream_t),
+                                size_t (*workspace_bytes)(const gemm::GemmProblem&) = nullptr) {
+  lesson.launch = launch;
+  if (workspace_bytes) lesson.workspace_bytes = workspace_bytes;
+  return lesson;
+}
+
 // The variants of each family of lessons, defined in separate files so that they compile in
 // parallel (each instantiates several large kernels).
 std::vector<Variant> mma_sync_variants();  // lessons 03-06 (variants_mma_sync.cu)

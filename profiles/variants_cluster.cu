@@ -7,11 +7,6 @@
 namespace sweep {
 namespace {
 
-gemm::Lesson with_launch(gemm::Lesson lesson, void (*launch)(const gemm::GemmArgs&, cudaStream_t)) {
-  lesson.launch = launch;
-  return lesson;
-}
-
 using Tile13 = lesson13::DefaultTile;
 using Tile14 = lesson14::DefaultTile;
 

@@ -8,14 +8,6 @@
 #include "lessons/11_pingpong/kernel.cuh"
 
 namespace sweep {
-namespace {
-
-gemm::Lesson with_launch(gemm::Lesson lesson, void (*launch)(const gemm::GemmArgs&, cudaStream_t)) {
-  lesson.launch = launch;
-  return lesson;
-}
-
-}  // namespace
 
 std::vector<Variant> hopper_variants() {
   return {

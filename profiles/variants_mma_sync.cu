@@ -7,15 +7,6 @@
 #include "lessons/06_fragment_interleaving/kernel.cuh"
 
 namespace sweep {
-namespace {
-
-// The lesson's entry with another launch function.
-gemm::Lesson with_launch(gemm::Lesson lesson, void (*launch)(const gemm::GemmArgs&, cudaStream_t)) {
-  lesson.launch = launch;
-  return lesson;
-}
-
-}  // namespace
 
 std::vector<Variant> mma_sync_variants() {
   return {

@@ -7,13 +7,6 @@
 namespace sweep {
 namespace {
 
-gemm::Lesson with_launch(gemm::Lesson lesson, void (*launch)(const gemm::GemmArgs&, cudaStream_t),
-                         size_t (*workspace_bytes)(const gemm::GemmProblem&)) {
-  lesson.launch = launch;
-  lesson.workspace_bytes = workspace_bytes;
-  return lesson;
-}
-
 // Lesson 15 with tile shape <128, 256, Stages, Buffers> and raster group Group.
 template <int Stages, int Buffers, int Group>
 Variant tuning(const char* name, bool is_default) {

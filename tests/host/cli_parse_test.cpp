@@ -126,3 +126,29 @@ TEST(CliParse, UsageMentionsEveryFlagAndTheExitCodes) {
                            "--act", "exit status"})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
 }
+
+// The lists of make bench and make sweep (--lessons 9,10 --shapes 4096,8192 --groups a,b).
+TEST(CliParse, ListsSplitOnCommasAndCheckEveryInteger) {
+  EXPECT_EQ(gemm::split_list("stages_08,,tiles_11"),
+            (std::vector<std::string>{"stages_08", "tiles_11"}));
+  EXPECT_EQ(gemm::parse_integer_list("--shapes", "4096,8192", 1, 1 << 30),
+            (std::vector<int64_t>{4096, 8192}));
+  const auto error_of_list = [](const std::string& text) -> std::string {
+    try {
+      gemm::parse_integer_list("--shapes", text, 1, 1 << 30);
+    } catch (const UsageError& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of_list("4096,8k"), "--shapes needs an integer, got '8k'");
+  EXPECT_EQ(error_of_list("0"), "--shapes = 0 is out of range [1, 1073741824]");
+  EXPECT_EQ(error_of_list(","), "--shapes needs a list of integers, got ','");
+}
+
+TEST(CliParse, TodayIsAnIsoDate) {
+  const std::string today = gemm::today_utc();
+  ASSERT_EQ(today.size(), 10u);
+  EXPECT_EQ(today[4], '-');
+  EXPECT_EQ(today[7], '-');
+}
