@@ -26,14 +26,11 @@ import signal
 import sys
 from pathlib import Path
 
+from lesson_entry import read_entry
+
 LESSONS_DIR = Path(__file__).resolve().parent
 USAGE = "usage: make diff L=NN [CODE=1]"
 
-# The Lesson entry of a kernel.cuh, and the two fields the tool needs from it.
-LESSON_ENTRY = re.compile(r"inline\s+constexpr\s+gemm::Lesson\s+kLesson\s*\{(?P<body>.*?)\};",
-                          re.DOTALL)
-ID_FIELD = re.compile(r"\.id\s*=\s*(\d+)\b")
-PARENT_FIELD = re.compile(r"\.parent\s*=\s*(\d+)\b")
 
 # Lines of context around each change, as diff -u shows them.
 CONTEXT_LINES = 3
@@ -65,12 +62,10 @@ def lesson_folder(lessons_dir, number):
 
 def read_lesson_entry(kernel_path):
     """(id, parent) from the kLesson entry of a kernel.cuh; a UsageError if it has none."""
-    entry = LESSON_ENTRY.search(Path(kernel_path).read_text())
-    lesson_id = entry and ID_FIELD.search(entry["body"])
-    parent = entry and PARENT_FIELD.search(entry["body"])
-    if not lesson_id or not parent:
+    fields = read_entry(Path(kernel_path).read_text())
+    if not isinstance(fields.get("id"), int) or not isinstance(fields.get("parent"), int):
         raise UsageError(f"{relative_to_here(kernel_path)}: no kLesson entry with .id and .parent")
-    return int(lesson_id[1]), int(parent[1])
+    return fields["id"], fields["parent"]
 
 
 def parent_kernel(lessons_dir, number):

@@ -12,11 +12,14 @@ an instruction matches when its full mnemonic is the word or starts with the wor
 """
 import dataclasses
 import re
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lessons"))
+from lesson_entry import read_entry  # noqa: E402  (after the path is set)
 
 SIGNATURE_LINE = re.compile(r"^// Graded instruction signature:[ \t]*(?P<value>.*?)[ \t]*$", re.MULTILINE)
 MNEMONIC = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*")
-LESSON_ENTRY = re.compile(r"inline\s+constexpr\s+gemm::Lesson\s+kLesson\s*\{(?P<body>.*?)\};", re.DOTALL)
 
 
 class LessonError(Exception):
@@ -59,14 +62,11 @@ def read_lesson(folder, root):
     kernel = folder / "kernel.cuh"
     origin = str(kernel.relative_to(root))
     text = kernel.read_text()
-    entry = LESSON_ENTRY.search(text)
-    fields = {}
-    if entry:
-        for key, value in re.findall(r"\.(id|slug|title)\s*=\s*(\d+|\"[^\"]*\")", entry["body"]):
-            fields[key] = value.strip('"')
-    if set(fields) != {"id", "slug", "title"}:
+    fields = read_entry(text)
+    if not (isinstance(fields.get("id"), int) and isinstance(fields.get("slug"), str)
+            and isinstance(fields.get("title"), str)):
         raise LessonError(f"{origin}: no kLesson entry with .id, .slug and .title")
-    lesson_id = int(fields["id"])
+    lesson_id = fields["id"]
     if folder.name != f"{lesson_id:02d}_{fields['slug']}":
         raise LessonError(f"{origin}: the folder should be lessons/{lesson_id:02d}_{fields['slug']}")
     return Lesson(lesson_id, fields["slug"], fields["title"], str(folder.relative_to(root)),
