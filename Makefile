@@ -47,7 +47,7 @@ bench: configure
 	$(PYTHON) profiles/results_table.py docs/results.csv > docs/results.md
 
 # The configuration tables of the READMEs (tile shapes, stage counts): profiles/sweeps/<group>.csv.
-# GROUPS=stages_08,tiles_11 runs only those; SHAPES=4096,8192 other square sizes.
+# GROUPS=stages_08,tiles_11 runs only those; SHAPES=4096,8192x8192x1024 other shapes (S: S^3).
 sweep: configure
 	cmake --build $(BUILD) -j $(JOBS) --target gemm_sweep
 	$(BUILD)/profiles/gemm_sweep --out-dir profiles/sweeps --commit $(COMMIT) $(if $(GROUPS),--groups $(GROUPS)) $(if $(SHAPES),--shapes $(SHAPES))
@@ -98,17 +98,20 @@ clean:
 
 # Homework and grading (docs/grading.md):
 #   make homework L=08                       the hand-out of lesson 08: dist/homework08/ and .tar.gz
+#                                            (from a git checkout of the course)
 #   make grade L=08 SUBMISSION=path [QUICK=1] grade a kernel.cuh (or a folder or archive holding
 #                                             one); GRADE_SECRET in the environment adds the hidden
 #                                             shapes and performance. Report: build-grading/results/
+#                                             Exit status: 0 graded, 2 usage (or, in a hand-out, a
+#                                             CUDA tool missing), 3 infrastructure error.
 # BEGIN COURSE ONLY
 .PHONY: homework
 homework:
-	@test -n "$(L)" || { echo "usage: make homework L=NN"; exit 2; }
-	$(PYTHON) tests/grading/homework.py $(L)
+	@test -n "$(L)" || { echo "usage: make homework L=NN" >&2; exit 2; }
+	@$(PYTHON) tests/grading/homework.py $(L)
 # END COURSE ONLY
 
 .PHONY: grade
 grade:
-	@test -n "$(L)" -a -n "$(SUBMISSION)" || { echo "usage: make grade L=NN SUBMISSION=path/to/kernel.cuh [QUICK=1]"; exit 2; }
-	$(PYTHON) tests/grading/grade.py $(L) "$(SUBMISSION)" $(if $(filter-out 0,$(QUICK)),--quick)
+	@test -n "$(L)" -a -n "$(SUBMISSION)" || { echo "usage: make grade L=NN SUBMISSION=path/to/kernel.cuh [QUICK=1] [GRADE_JOBS=N]" >&2; exit 2; }
+	@$(PYTHON) tests/grading/grade.py $(L) "$(SUBMISSION)" $(if $(filter-out 0,$(QUICK)),--quick) $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS))

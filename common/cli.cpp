@@ -153,6 +153,26 @@ std::vector<int64_t> parse_integer_list(const std::string& flag, const std::stri
   return values;
 }
 
+std::vector<GemmProblem> parse_shape_list(const std::string& flag, const std::string& text) {
+  std::vector<GemmProblem> shapes;
+  for (const std::string& item : split_list(text)) {
+    std::vector<int64_t> sizes;
+    std::string::size_type start = 0;
+    while (true) {
+      const std::string::size_type end = item.find('x', start);
+      sizes.push_back(parse_integer(flag, item.substr(start, end - start), 1, int64_t(1) << 30));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    if (sizes.size() == 1) sizes = {sizes[0], sizes[0], sizes[0]};
+    if (sizes.size() != 3)
+      throw UsageError(flag + " takes shapes S or MxNxK, got '" + item + "'");
+    shapes.push_back({sizes[0], sizes[1], sizes[2]});
+  }
+  if (shapes.empty()) throw UsageError(flag + " needs a list of shapes, got '" + text + "'");
+  return shapes;
+}
+
 std::string today_utc() {
   const std::time_t now = std::time(nullptr);
   char date[16];

@@ -64,6 +64,10 @@ std::vector<std::string> split_list(const std::string& text);
 // UsageError naming the flag otherwise.
 std::vector<int64_t> parse_integer_list(const std::string& flag, const std::string& text,
                                         int64_t minimum, int64_t maximum);
+// A comma-separated list of problem shapes, each `S` (S x S x S) or `MxNxK` ("4096,8192x8192x1024"),
+// every dimension in [1, 2^30]; throws UsageError naming the flag otherwise. Does not check the
+// shape contract.
+std::vector<GemmProblem> parse_shape_list(const std::string& flag, const std::string& text);
 // Today's date in UTC (YYYY-MM-DD), the date column of the results files.
 std::string today_utc();
 

@@ -79,25 +79,37 @@ int resident_clusters(int cluster_size, int threads, int dynamic_shared_bytes) {
   return clusters;
 }
 
+// Whether every cluster of a launch must be running at the same time.
+enum class Residency {
+  any,          // the hardware starts clusters as SMs free up
+  all_at_once,  // a cooperative launch: all clusters resident together, or the launch waits
+                // until they can be (other work on the GPU drains first), or it fails at once
+                // (cudaErrorCooperativeLaunchTooLarge) if the grid can never fit
+};
+
 // Launches `kernel` on a grid of `grid` blocks (along x) in clusters of `cluster_size`, through
 // cudaLaunchKernelEx (the <<<>>> syntax cannot ask for clusters). `grid` must be a multiple of
-// the cluster size. Throws CudaError if the launch is refused.
+// the cluster size. Throws CudaError if the launch is refused. A grid whose clusters wait for each
+// other (Stream-K, lesson 14) asks for Residency::all_at_once: a cluster spinning on another that
+// is not running yet would otherwise wait for SMs that it and its peers hold.
 template <class... KernelParameters, class... Arguments>
 void launch_with_clusters(void (*kernel)(KernelParameters...), unsigned grid, int cluster_size,
-                          int threads, int dynamic_shared_bytes, cudaStream_t stream,
-                          Arguments&&... arguments) {
+                          int threads, int dynamic_shared_bytes, Residency residency,
+                          cudaStream_t stream, Arguments&&... arguments) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(grid);
   config.blockDim = dim3(unsigned(threads));
   config.dynamicSmemBytes = size_t(dynamic_shared_bytes);
   config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = unsigned(cluster_size);
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  cudaLaunchAttribute attributes[2]{};
+  attributes[0].id = cudaLaunchAttributeClusterDimension;
+  attributes[0].val.clusterDim.x = unsigned(cluster_size);
+  attributes[0].val.clusterDim.y = 1;
+  attributes[0].val.clusterDim.z = 1;
+  attributes[1].id = cudaLaunchAttributeCooperative;
+  attributes[1].val.cooperative = residency == Residency::all_at_once ? 1 : 0;
+  config.attrs = attributes;
+  config.numAttrs = 2;
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Arguments>(arguments)...));
 }
 

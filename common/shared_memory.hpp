@@ -12,6 +12,10 @@ namespace gemm {
 // only guaranteed 16-byte alignment, so kernels ask for kSharedAlignment extra bytes and round up.
 inline constexpr size_t kSharedAlignment = 1024;
 
+// The most dynamic shared memory one block may use on Hopper (sm_90): 227 KB of the SM's 228 KB
+// (cudaDevAttrMaxSharedMemoryPerBlockOptin on an H100).
+inline constexpr size_t kMaxSharedBytesPerBlock = 227 * 1024;
+
 #if defined(__CUDACC__)
 // The kernel's shared storage, at the first 1024-byte boundary of the dynamic shared memory.
 template <class Storage>

@@ -4,7 +4,8 @@
 // A lesson with lesson 15's fused epilogue also gets rows for bias + GELU, against cuBLASLt's
 // fused epilogue.
 //
-//   gemm_bench --csv docs/results.csv --commit abc1234 [--lessons 1,2,7] [--shapes 4096,8192]
+//   gemm_bench --csv docs/results.csv --commit abc1234 [--lessons 1,2,7]
+//              [--shapes 4096,8192x8192x1024]
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -35,7 +36,8 @@ const std::vector<GemmProblem> kEpilogueShapes = {{4096, 4096, 4096}, {8192, 819
 
 int main(int argc, char** argv) {
   std::string csv_path, commit = "unknown";
-  std::vector<int64_t> lesson_ids, square_sizes;
+  std::vector<int64_t> lesson_ids;
+  std::vector<GemmProblem> chosen_shapes;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
@@ -44,12 +46,13 @@ int main(int argc, char** argv) {
       if (flag == "--csv") csv_path = value;
       else if (flag == "--commit") commit = value;
       else if (flag == "--lessons") lesson_ids = gemm::parse_integer_list(flag, value, 1, 99);
-      else if (flag == "--shapes") square_sizes = gemm::parse_integer_list(flag, value, 1, 1 << 30);
+      else if (flag == "--shapes") chosen_shapes = gemm::parse_shape_list(flag, value);
       else throw std::invalid_argument("unknown option '" + flag + "'");
     }
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gemm_bench: error: %s\n", error.what());
-    std::fprintf(stderr, "usage: gemm_bench [--csv FILE] [--commit SHA] [--lessons 1,2] [--shapes 4096,8192]\n");
+    std::fprintf(stderr, "usage: gemm_bench [--csv FILE] [--commit SHA] [--lessons 1,2] "
+                         "[--shapes 4096,8192x8192x1024]\n");
     return gemm::kExitBadUsage;
   }
 
@@ -57,11 +60,7 @@ int main(int argc, char** argv) {
   for (const gemm::Lesson& lesson : gemm::all_lessons())
     if (lesson_ids.empty() || std::find(lesson_ids.begin(), lesson_ids.end(), lesson.id) != lesson_ids.end())
       lessons.push_back(&lesson);
-  std::vector<GemmProblem> shapes = kStandardSweep;
-  if (!square_sizes.empty()) {
-    shapes.clear();
-    for (int64_t size : square_sizes) shapes.push_back({size, size, size});
-  }
+  const std::vector<GemmProblem> shapes = chosen_shapes.empty() ? kStandardSweep : chosen_shapes;
 
   int device_count = 0;
   if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
@@ -90,7 +89,7 @@ int main(int argc, char** argv) {
     };
     std::vector<Case> cases;
     for (const GemmProblem& shape : shapes) cases.push_back({shape, gemm::EpilogueOptions{}});
-    if (square_sizes.empty())
+    if (chosen_shapes.empty())
       for (const GemmProblem& shape : kEpilogueShapes) cases.push_back({shape, bias_gelu});
 
     for (const Case& test_case : cases) {

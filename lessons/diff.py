@@ -17,6 +17,13 @@ are the files' own, and each hunk starts with its first line's numbers in the tw
 ("@@ lesson 08 line 40, lesson 09 line 43 @@"), so a hunk can be found in the editor: the code
 view is for reading, not a patch to apply.
 
+Teaching copies: a piece that a lesson teaches is spelled out in its kernel.cuh between
+`// BEGIN TEACHING COPY(name)` and `// END TEACHING COPY`, and the same code (the tool test
+tests/tools/test_teaching_copies.py keeps them identical) sits in common/ for the later lessons,
+which use it from there (`using gemm::taught::name;`). Both views leave the parent's teaching
+copies that the lesson uses from common/ out of the comparison, and say so in one line on stderr:
+the lesson uses the very same code, so they are no change.
+
 Exit status: 0 whether or not the kernels differ; 2, with one line on stderr, for a missing or
 malformed lesson number, a lesson that does not exist, or one without a parent.
 """
@@ -89,11 +96,46 @@ def relative_to_here(path):
         return Path(path)
 
 
-def unified_diff(old_path, new_path):
+TEACHING_COPY_BEGIN = re.compile(r"^\s*// BEGIN TEACHING COPY\((?P<name>\w+)\)")
+TEACHING_COPY_END = re.compile(r"^\s*// END TEACHING COPY\b")
+
+
+def teaching_copies(text):
+    """{name: (first line index, last line index)} of the teaching copies in a kernel's text."""
+    copies, name, first = {}, None, 0
+    for index, line in enumerate(text.splitlines()):
+        begin = TEACHING_COPY_BEGIN.match(line)
+        if begin:
+            name, first = begin["name"], index
+        elif TEACHING_COPY_END.match(line) and name:
+            copies[name] = (first, index)
+            name = None
+    return copies
+
+
+def without_inherited_copies(old_text, new_text):
+    """(the parent's text without the teaching copies that the lesson uses from common/ instead of
+    spelling them out itself, the names of those copies)."""
+    lines = old_text.splitlines()
+    kept_names = teaching_copies(new_text)
+    dropped = {name: span for name, span in teaching_copies(old_text).items()
+               if name not in kept_names and f"gemm::taught::{name}" in new_text}
+    for first, last in sorted(dropped.values(), reverse=True):
+        del lines[first:last + 1]
+    return "\n".join(lines) + "\n", sorted(dropped)
+
+
+def inherited_note(names, old_number, new_number):
+    if not names:
+        return []
+    return [f"(lesson {old_number:02d}'s teaching copies of {', '.join(names)} are left out: lesson "
+            f"{new_number:02d} uses the same code from common/, through gemm::taught)"]
+
+
+def unified_diff(old_path, new_path, old_text, new_text):
     """The two files as `diff -u` shows them (without timestamps), as a list of lines."""
-    old = Path(old_path).read_text().splitlines()
-    new = Path(new_path).read_text().splitlines()
-    return list(difflib.unified_diff(old, new, str(relative_to_here(old_path)),
+    return list(difflib.unified_diff(old_text.splitlines(), new_text.splitlines(),
+                                     str(relative_to_here(old_path)),
                                      str(relative_to_here(new_path)), n=CONTEXT_LINES,
                                      lineterm=""))
 
@@ -115,11 +157,11 @@ def code_lines(text, namespaces):
     return lines
 
 
-def code_diff(old_path, new_path, old_number, new_number):
+def code_diff(old_path, new_path, old_text, new_text, old_number, new_number):
     """The code view of the two kernels (see the module's description), as a list of lines."""
     namespaces = [f"lesson{old_number:02d}", f"lesson{new_number:02d}"]
-    old = code_lines(Path(old_path).read_text(), namespaces)
-    new = code_lines(Path(new_path).read_text(), namespaces)
+    old = code_lines(old_text, namespaces)
+    new = code_lines(new_text, namespaces)
     matcher = difflib.SequenceMatcher(None, [key for _, _, key in old],
                                       [key for _, _, key in new], autojunk=False)
     out = []
@@ -172,8 +214,12 @@ def main(argv=None):
     except UsageError as error:
         print(f"{USAGE}: {error}", file=sys.stderr)
         return 2
-    lines = (code_diff(old_path, new_path, parent, number) if code
-             else unified_diff(old_path, new_path))
+    new_text = new_path.read_text()
+    old_text, inherited = without_inherited_copies(old_path.read_text(), new_text)
+    lines = (code_diff(old_path, new_path, old_text, new_text, parent, number) if code
+             else unified_diff(old_path, new_path, old_text, new_text))
+    for note in inherited_note(inherited, parent, number):
+        print(note, file=sys.stderr)
     if lines:
         print("\n".join(lines))
     return 0

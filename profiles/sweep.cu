@@ -3,7 +3,8 @@
 // (the lesson executables' own), over a few shapes, and each group of variants becomes one CSV
 // under profiles/sweeps/ that its README quotes.
 //
-//   gemm_sweep [--groups stages_08,tiles_11] [--shapes 4096,8192,6144] [--out-dir profiles/sweeps]
+//   gemm_sweep [--groups stages_08,tiles_11] [--shapes 4096,8192,8192x8192x1024]
+//              [--out-dir profiles/sweeps]
 //              [--commit abc1234] [--list]
 #include <algorithm>
 #include <cstdio>
@@ -31,7 +32,7 @@ std::vector<Variant> all_variants() {
 int main(int argc, char** argv) {
   std::string out_dir = "profiles/sweeps", commit = "unknown";
   std::vector<std::string> groups;
-  std::vector<int64_t> sizes = {4096, 8192, 6144};
+  std::vector<gemm::GemmProblem> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {6144, 6144, 6144}};
   bool list = false;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -45,12 +46,12 @@ int main(int argc, char** argv) {
       if (flag == "--groups") groups = gemm::split_list(value);
       else if (flag == "--out-dir") out_dir = value;
       else if (flag == "--commit") commit = value;
-      else if (flag == "--shapes") sizes = gemm::parse_integer_list(flag, value, 1, 1 << 30);
+      else if (flag == "--shapes") shapes = gemm::parse_shape_list(flag, value);
       else throw std::invalid_argument("unknown option '" + flag + "'");
     }
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gemm_sweep: error: %s\n", error.what());
-    std::fprintf(stderr, "usage: gemm_sweep [--groups g1,g2] [--shapes 4096,8192] [--out-dir DIR] "
+    std::fprintf(stderr, "usage: gemm_sweep [--groups g1,g2] [--shapes 4096,8192x8192x1024] [--out-dir DIR] "
                          "[--commit SHA] [--list]\n");
     return gemm::kExitBadUsage;
   }
@@ -90,8 +91,7 @@ int main(int argc, char** argv) {
     for (const std::string& group : group_order) {
       std::ostringstream csv;
       csv << "variant,default," << gemm::csv_header() << ",date,commit\n";
-      for (int64_t size : sizes) {
-        const gemm::GemmProblem shape{size, size, size};
+      for (const gemm::GemmProblem& shape : shapes) {
         runner.set_problem(shape, /*seed=*/1);
         for (const sweep::Variant& variant : by_group[group]) {
           if (const auto reason = gemm::unsupported_reason(variant.lesson, runner.device())) {
@@ -103,8 +103,9 @@ int main(int argc, char** argv) {
           csv << '"' << variant.name << "\"," << (variant.is_default ? "yes" : "no") << ","
               << gemm::format_csv_row(report) << "," << date << "," << commit << "\n";
           const bool timed = report.timing.timed();
-          std::printf("%-16s %-34s %5lld^3 %s %7.1f TFLOP/s  ratio %6.1f%%  %s\n", group.c_str(),
-                      variant.name.c_str(), (long long)size, report.check->passed() ? "pass" : "FAIL",
+          std::printf("%-16s %-40s %5lld x %5lld x %5lld %s %7.1f TFLOP/s  ratio %6.1f%%  %s\n",
+                      group.c_str(), variant.name.c_str(), (long long)shape.m, (long long)shape.n,
+                      (long long)shape.k, report.check->passed() ? "pass" : "FAIL",
                       timed ? report.lesson_tflops() : 0.0, timed ? 100 * report.timing.ratio : 0.0,
                       timed ? report.timing.clock.summary().c_str() : "");
           std::fflush(stdout);

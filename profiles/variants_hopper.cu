@@ -8,6 +8,18 @@
 #include "lessons/11_pingpong/kernel.cuh"
 
 namespace sweep {
+namespace {
+
+// Lesson 09's and 10's tiles with another stage count, lesson 11's with another tile or stages.
+template <int Stages>
+using Tile09 = gemm::hopper::TileShape<128, 128, Stages, /*Consumers=*/1>;
+template <int Stages>
+using Tile10 = gemm::hopper::TileShape<128, 256, Stages, /*Consumers=*/2>;
+template <int BlockM, int BlockN, int Stages>
+using Tile11 = gemm::hopper::TileShape<BlockM, BlockN, Stages, /*Consumers=*/1>;
+using Default11 = lesson11::DefaultTile;
+
+}  // namespace
 
 std::vector<Variant> hopper_variants() {
   return {
@@ -23,27 +35,34 @@ std::vector<Variant> hopper_variants() {
       {"stages_08", "lesson08 stages=4", false,
        with_launch(lesson08::kLesson, &lesson08::launch_tile<lesson08::TileShape<128, 128, 4>>)},
       {"stages_09", "lesson09 stages=2", false,
-       with_launch(lesson09::kLesson, &lesson09::launch_tile<lesson09::TileShape<128, 128, 2>>)},
+       with_launch(lesson09::kLesson, &lesson09::launch_tile<Tile09<2>>)},
       {"stages_09", "lesson09 stages=3", false,
-       with_launch(lesson09::kLesson, &lesson09::launch_tile<lesson09::TileShape<128, 128, 3>>)},
+       with_launch(lesson09::kLesson, &lesson09::launch_tile<Tile09<3>>)},
       {"stages_09", "lesson09 stages=4", true,
-       with_launch(lesson09::kLesson, &lesson09::launch_tile<lesson09::TileShape<128, 128, 4>>)},
+       with_launch(lesson09::kLesson, &lesson09::launch_tile<Tile09<4>>)},
       {"stages_09", "lesson09 stages=5", false,
-       with_launch(lesson09::kLesson, &lesson09::launch_tile<lesson09::TileShape<128, 128, 5>>)},
+       with_launch(lesson09::kLesson, &lesson09::launch_tile<Tile09<5>>)},
       {"stages_10", "lesson10 stages=3", false,
-       with_launch(lesson10::kLesson, &lesson10::launch_tile<lesson10::TileShape<128, 256, 3>>)},
+       with_launch(lesson10::kLesson, &lesson10::launch_tile<Tile10<3>>)},
       {"stages_10", "lesson10 stages=4", true,
-       with_launch(lesson10::kLesson, &lesson10::launch_tile<lesson10::TileShape<128, 256, 4>>)},
+       with_launch(lesson10::kLesson, &lesson10::launch_tile<Tile10<4>>)},
       // Lesson 11: one consumer's tile, 128 x 128 (two m64n128 per k-step) or 64 x 256 (one
       // m64n256), with as many stages as fit.
       {"tiles_11", "lesson11 tile=128x128 stages=6", true,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<lesson11::TileShape<128, 128, 6>>)},
+       with_launch(lesson11::kLesson, &lesson11::launch_tile<Tile11<128, 128, 6>>)},
       {"tiles_11", "lesson11 tile=128x128 stages=5", false,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<lesson11::TileShape<128, 128, 5>>)},
+       with_launch(lesson11::kLesson, &lesson11::launch_tile<Tile11<128, 128, 5>>)},
       {"tiles_11", "lesson11 tile=64x256 stages=5", false,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<lesson11::TileShape<64, 256, 5>>)},
+       with_launch(lesson11::kLesson, &lesson11::launch_tile<Tile11<64, 256, 5>>)},
       {"tiles_11", "lesson11 tile=64x256 stages=4", false,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<lesson11::TileShape<64, 256, 4>>)},
+       with_launch(lesson11::kLesson, &lesson11::launch_tile<Tile11<64, 256, 4>>)},
+      // Lesson 11: the order of the tiles, the grouped order's band width (1: row-major).
+      {"raster_11", "lesson11 group=1", false,
+       with_launch(lesson11::kLesson, &lesson11::launch_tile<Default11, 1>)},
+      {"raster_11", "lesson11 group=8", true,
+       with_launch(lesson11::kLesson, &lesson11::launch_tile<Default11, 8>)},
+      {"raster_11", "lesson11 group=16", false,
+       with_launch(lesson11::kLesson, &lesson11::launch_tile<Default11, 16>)},
   };
 }
 

@@ -10,7 +10,7 @@ namespace {
 // Lesson 15 with tile shape <128, 256, Stages, Buffers> and raster group Group.
 template <int Stages, int Buffers, int Group>
 Variant tuning(const char* name, bool is_default) {
-  using Tile = lesson15::TileShape<128, 256, Stages, Buffers>;
+  using Tile = lesson15::TileShape<Stages, Buffers>;
   return {"tuning_15", name, is_default,
           with_launch(lesson15::kLesson, &lesson15::launch_kind<Tile, lesson15::PlainEpilogue, Group>,
                       &lesson15::workspace_bytes_tile<Tile>)};

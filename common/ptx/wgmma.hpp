@@ -92,6 +92,13 @@ __device__ inline void warpgroup_fence_operand(float (&accumulator)[N]) {
   for (int i = 0; i < N; ++i) warpgroup_fence_operand(accumulator[i]);
 }
 
+// ... and for a consumer's accumulators of several 64-row blocks (accumulator[row block][...]).
+template <int R, int N>
+__device__ inline void warpgroup_fence_operand(float (&accumulator)[R][N]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) warpgroup_fence_operand(accumulator[r]);
+}
+
 // The three MMA shapes of the course. Operands, in PTX order:
 //   {d0, ..., d(N/2 - 1)}  the accumulator registers (read and written: "+f")
 //   descriptor_a           64-bit shared-memory descriptor of the 64 x 16 slice of A

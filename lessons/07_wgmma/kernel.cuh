@@ -86,12 +86,44 @@ __device__ inline void load_slice_async(const bf16* source, int rows, int k, int
   }
 }
 
-// NEW in lesson 07: the wgmma descriptor of k-step `step` of a K-major, 128-byte swizzled tile
+// NEW in lesson 07: the wgmma descriptor of one k-step of an operand tile.
+// BEGIN TEACHING COPY(kstep_descriptor)
+// The wgmma descriptor of k-step `step` of a K-major, 128-byte swizzled tile
 // (common/wgmma_descriptor.hpp). Moving 16 elements along K inside the tile is moving the start
 // address by 32 bytes: the hardware applies the swizzle to the address it computes.
-__device__ inline uint64_t tile_descriptor(const bf16* tile, int step) {
+__device__ inline uint64_t kstep_descriptor(const bf16* tile, int step) {
   return gemm::make_kmajor_sw128_descriptor(gemm::ptx::shared_address(tile) + step * 32);
 }
+// END TEACHING COPY
+
+// NEW in lesson 07: the epilogue, in wgmma's accumulator layout.
+// BEGIN TEACHING COPY(store_rows)
+// One warpgroup's 64 rows of accumulators, for the columns col0 .. col0 + 2 * Count - 1 (Count
+// fp32 per thread, as wgmma.m64nNk16 with N = 2 * Count lays them out), converted to bf16 and
+// stored to rows first_row .. first_row + 63 of D. Warp w of the warpgroup holds rows
+// 16w + lane / 4 and 16w + lane / 4 + 8 of the 64; accumulators 4j .. 4j + 3 are columns
+// 8j + 2 * (lane % 4) and the next one, in those two rows. N % 8 == 0 and the column is even, so a
+// pair is entirely inside D or outside; what lies outside D is not stored.
+template <int Count>
+__device__ inline void store_rows(__nv_bfloat16* d, const float (&accumulator)[Count],
+                                  int first_row, int col0, int m, int n) {
+  const int lane = threadIdx.x % 32;
+  const int warp_in_group = (threadIdx.x % 128) / 32;
+  const int row = first_row + warp_in_group * 16 + lane / 4;
+#pragma unroll
+  for (int j = 0; j < Count / 4; ++j) {
+    const int column = col0 + j * 8 + (lane % 4) * 2;
+    if (column >= n) continue;
+    const float* values = &accumulator[4 * j];
+    if (row < m)
+      *reinterpret_cast<__nv_bfloat162*>(d + int64_t(row) * n + column) =
+          __floats2bfloat162_rn(values[0], values[1]);
+    if (row + 8 < m)
+      *reinterpret_cast<__nv_bfloat162*>(d + int64_t(row + 8) * n + column) =
+          __floats2bfloat162_rn(values[2], values[3]);
+  }
+}
+// END TEACHING COPY
 
 template <class Tile>
 __global__ void __launch_bounds__(Tile::kThreads)
@@ -157,8 +189,8 @@ __global__ void __launch_bounds__(Tile::kThreads)
     gemm::ptx::wgmma_fence();
 #pragma unroll
     for (int step = 0; step < Tile::kKSteps; ++step)
-      gemm::ptx::wgmma_m64k16_bf16<Tile::kBlockN>(accumulator, tile_descriptor(a_tile, step),
-                                                  tile_descriptor(b_tile, step),
+      gemm::ptx::wgmma_m64k16_bf16<Tile::kBlockN>(accumulator, kstep_descriptor(a_tile, step),
+                                                  kstep_descriptor(b_tile, step),
                                                   /*accumulate=*/kt > 0 || step > 0);
     // Close the batch into one group and wait for it: the stage may be refilled (next iteration)
     // and the accumulators read only once these wgmmas are complete.
@@ -168,25 +200,8 @@ __global__ void __launch_bounds__(Tile::kThreads)
     // END EXERCISE
   }
 
-  // NEW in lesson 07: the epilogue follows wgmma's accumulator layout. Warp w of the warpgroup
-  // holds rows 16w + lane / 4 and 16w + lane / 4 + 8 of its 64 rows; accumulators 4j .. 4j + 3
-  // are columns 8j + 2 * (lane % 4) and the next one, in those two rows. N % 8 == 0 and the
-  // column is even, so a pair is entirely inside D or outside.
-  const int lane = threadIdx.x % 32;
-  const int warp_in_group = (threadIdx.x % 128) / 32;
-  const int row = row0 + warpgroup * Tile::kWarpgroupM + warp_in_group * 16 + lane / 4;
-#pragma unroll
-  for (int j = 0; j < Tile::kBlockN / 8; ++j) {
-    const int column = col0 + j * 8 + (lane % 4) * 2;
-    if (column >= n) continue;
-    const float* values = &accumulator[4 * j];
-    if (row < m)
-      *reinterpret_cast<__nv_bfloat162*>(d + int64_t(row) * n + column) =
-          __floats2bfloat162_rn(values[0], values[1]);
-    if (row + 8 < m)
-      *reinterpret_cast<__nv_bfloat162*>(d + int64_t(row + 8) * n + column) =
-          __floats2bfloat162_rn(values[2], values[3]);
-  }
+  // NEW in lesson 07: the epilogue follows wgmma's accumulator layout (store_rows, above).
+  store_rows(d, accumulator, row0 + warpgroup * Tile::kWarpgroupM, col0, m, n);
 }
 
 // Runs the kernel with any tile configuration (the sweep drivers under profiles/ time others).

@@ -15,6 +15,8 @@
 #include <cstdint>
 
 #include "common/gemm.hpp"
+#include "common/hopper/kstep_descriptor.hpp"
+#include "common/hopper/store_rows.hpp"
 #include "common/launch.hpp"
 #include "common/lesson.hpp"
 #include "common/ptx/fence.hpp"
@@ -29,6 +31,8 @@
 namespace lesson08 {
 
 using gemm::bf16;
+using gemm::taught::kstep_descriptor;  // lesson 07's
+using gemm::taught::store_rows;        // lesson 07's epilogue
 
 constexpr int kBlockK = 64;  // K per shared-memory slice: rows of 128 bytes
 
@@ -63,12 +67,6 @@ struct SharedStorage {
   // arrived (once, announcing kStageBytes) and all those bytes have landed.
   uint64_t full[Tile::kStages];
 };
-
-// The wgmma descriptor of k-step `step` of a K-major, 128-byte swizzled tile
-// (common/wgmma_descriptor.hpp): 16 elements along K are 32 bytes of the start address (lesson 07).
-__device__ inline uint64_t tile_descriptor(const bf16* tile, int step) {
-  return gemm::make_kmajor_sw128_descriptor(gemm::ptx::shared_address(tile) + step * 32);
-}
 
 // NEW in lesson 08: A and B arrive as tensor maps, by value. __grid_constant__ makes &a_map the
 // address of the parameter itself, not of a local copy: the address TMA needs.
@@ -141,8 +139,8 @@ __global__ void __launch_bounds__(Tile::kThreads)
     gemm::ptx::wgmma_fence();
 #pragma unroll
     for (int step = 0; step < Tile::kKSteps; ++step)
-      gemm::ptx::wgmma_m64k16_bf16<Tile::kBlockN>(accumulator, tile_descriptor(a_tile, step),
-                                                  tile_descriptor(b_tile, step),
+      gemm::ptx::wgmma_m64k16_bf16<Tile::kBlockN>(accumulator, kstep_descriptor(a_tile, step),
+                                                  kstep_descriptor(b_tile, step),
                                                   /*accumulate=*/kt > 0 || step > 0);
     // Close the batch into one group and wait for it: the stage may be refilled and the
     // accumulators read only once these wgmmas are complete.
@@ -159,25 +157,8 @@ __global__ void __launch_bounds__(Tile::kThreads)
     full_state.advance();
   }
 
-  // The epilogue follows wgmma's accumulator layout (lesson 07). Warp w of the warpgroup
-  // holds rows 16w + lane / 4 and 16w + lane / 4 + 8 of its 64 rows; accumulators 4j .. 4j + 3
-  // are columns 8j + 2 * (lane % 4) and the next one, in those two rows. N % 8 == 0 and the
-  // column is even, so a pair is entirely inside D or outside.
-  const int lane = threadIdx.x % 32;
-  const int warp_in_group = (threadIdx.x % 128) / 32;
-  const int row = row0 + warpgroup * Tile::kWarpgroupM + warp_in_group * 16 + lane / 4;
-#pragma unroll
-  for (int j = 0; j < Tile::kBlockN / 8; ++j) {
-    const int column = col0 + j * 8 + (lane % 4) * 2;
-    if (column >= n) continue;
-    const float* values = &accumulator[4 * j];
-    if (row < m)
-      *reinterpret_cast<__nv_bfloat162*>(d + int64_t(row) * n + column) =
-          __floats2bfloat162_rn(values[0], values[1]);
-    if (row + 8 < m)
-      *reinterpret_cast<__nv_bfloat162*>(d + int64_t(row + 8) * n + column) =
-          __floats2bfloat162_rn(values[2], values[3]);
-  }
+  // The epilogue of lesson 07.
+  store_rows(d, accumulator, row0 + warpgroup * Tile::kWarpgroupM, col0, m, n);
 }
 
 // Runs the kernel with any tile configuration (the sweep drivers under profiles/ time others).

@@ -1,125 +1,133 @@
-// Lesson 09: warp specialization: a producer warpgroup loads, consumer warpgroups compute.
+// Lesson 09: warp specialization: a producer warpgroup loads, a consumer warpgroup computes.
 //
 // In lesson 08 every warpgroup did everything in turn: wait for a stage, compute, then meet at a
-// block barrier so that thread 0 could refill the stage. Here the roles are split. One producer
+// block barrier so that thread 0 could refill the stage. Here the roles are split. A producer
 // warpgroup only issues TMA loads (one elected thread does it) and runs ahead as far as the ring
-// allows; two consumer warpgroups only compute. They meet on two barriers per stage: "full" (the
-// producer's bytes have landed; consumers wait on it) and "empty" (the consumers are done reading;
-// the producer waits on it). No block-wide barrier is left in the main loop. And since the
-// producer needs almost no registers, setmaxnreg moves its share to the consumers, which hold the
-// accumulators.
+// allows; a consumer warpgroup only computes, the block's whole 128 x 128 tile. They meet on two
+// barriers per stage: "full" (the producer's bytes have landed; the consumer waits on it) and
+// "empty" (the consumer is done reading; the producer waits on it), the pipeline of
+// common/hopper/pipeline.hpp. No block-wide barrier is left in the main loop, and the consumer
+// keeps one wgmma group running across slices. The block is alone on its SM (its ring of 4 stages
+// takes 128 KB), so the ring by itself must hide the loads' latency.
 //
-// Graded instruction signature: HGMMA UTMALDG SYNCS.PHASECHK USETMAXREG
+// Graded instruction signature: HGMMA UTMALDG SYNCS.PHASECHK
 #pragma once
 
 #include <cstdint>
 
 #include "common/gemm.hpp"
+#include "common/hopper/consumer.hpp"
+#include "common/hopper/kstep_descriptor.hpp"
+#include "common/hopper/pipeline.hpp"
+#include "common/hopper/store_rows.hpp"
+#include "common/hopper/tile_shape.hpp"
 #include "common/launch.hpp"
 #include "common/lesson.hpp"
-#include "common/ptx/fence.hpp"
-#include "common/ptx/mbarrier.hpp"
-#include "common/ptx/setmaxnreg.hpp"
 #include "common/ptx/tma.hpp"
 #include "common/ptx/wgmma.hpp"
 #include "common/schedule/pipeline_state.hpp"
 #include "common/shared_memory.hpp"
 #include "common/tensor_map.hpp"
-#include "common/wgmma_descriptor.hpp"
 
 namespace lesson09 {
 
 using gemm::bf16;
+using gemm::hopper::kBlockK;  // K per shared-memory slice: rows of 128 bytes
+using gemm::taught::store_rows;  // lesson 07's epilogue
 
-constexpr int kBlockK = 64;  // K per shared-memory slice: rows of 128 bytes
+// NEW in lesson 09: the block's configuration (common/hopper/tile_shape.hpp): a 128 x 128 tile,
+// ONE consumer warpgroup computing all of it with two wgmma.m64n128k16 per k-step (128 fp32
+// accumulators per thread), and a ring of 4 stages of 32 KB (128 KB) instead of lesson 08's 2:
+// only one such block fits on an SM, and the ring alone must cover the load latency. The README
+// measures 2 to 5 stages, so this change has its own row.
+using DefaultTile = gemm::hopper::TileShape<128, 128, 4, /*Consumers=*/1>;
+constexpr int kBlocksPerSm = 1;
 
-// The tile is split among consumer warpgroups, each computing 64 full-width rows of it with
-// wgmma.m64nNk16, N = BlockN (lesson 07).
-template <int BlockM_, int BlockN_, int Stages_>
-struct TileShape {
-  static constexpr int kBlockM = BlockM_, kBlockN = BlockN_;  // the block's tile of D
-  static constexpr int kWarpgroupM = 64;                      // rows of one wgmma (m64)
-  // NEW in lesson 09: warpgroup 0 produces, warpgroups 1 .. kConsumers consume.
-  static constexpr int kConsumers = kBlockM / kWarpgroupM;
-  static constexpr int kThreads = (1 + kConsumers) * 128;
-  static constexpr int kMmaK = 16;                            // K of one wgmma
-  static constexpr int kKSteps = kBlockK / kMmaK;             // 16-wide k-steps per slice
-  static constexpr int kStages = Stages_;                     // slices in the shared-memory ring
-  // The bytes TMA delivers per stage, A's tile and B's (lesson 08).
-  static constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK * int(sizeof(bf16));
-  // A consumer releases slice kt - 1 only after starting on slice kt: with one stage, slice kt
-  // could never be loaded.
-  static_assert(kStages >= 2, "the ring needs at least two stages");
-};
-// The configuration this lesson runs: 2 consumer warpgroups of 64 x 128 on a 128 x 128 tile.
-// NEW in lesson 09: 4 stages (128 KB) instead of lesson 08's 2. Lesson 08 ran two blocks per SM,
-// each hiding the other's waits; a 384-thread block with 232-register consumers fills the SM's
-// register file alone, so the ring by itself must cover the load latency. The README measures
-// lesson 09 at 2, 3 and 4 stages, so this change has its own row.
-using DefaultTile = TileShape<128, 128, 4>;
-
-// NEW in lesson 09: the register budget. __launch_bounds__(384, 1) caps the kernel at 168
-// registers per thread (65536 / 384, rounded down to a multiple of 8), 64512 for the block. The
-// producer gives most of its share back and the consumers take it: 128 x 40 + 256 x 232 = 64512.
-constexpr int kProducerRegisters = 40;
-constexpr int kConsumerRegisters = 232;
-
-// The ring of slices, in dynamic shared memory (more than the 48 KB a block may declare statically).
-// Every tile starts on a 1024-byte boundary (16 KB tiles, storage aligned by
-// gemm::aligned_shared_storage), as the 128-byte swizzle of TMA and wgmma requires.
+// Everything the block keeps in dynamic shared memory: the ring of slices and its barriers.
 template <class Tile>
 struct SharedStorage {
-  alignas(1024) bf16 a[Tile::kStages][Tile::kBlockM * kBlockK];
-  alignas(1024) bf16 b[Tile::kStages][Tile::kBlockN * kBlockK];
-  // One "full" barrier per stage. Its phase completes when the producer has arrived (once,
-  // announcing kStageBytes) and all those bytes have landed (lesson 08).
-  uint64_t full[Tile::kStages];
-  // NEW in lesson 09: one "empty" barrier per stage. Its phase completes when every consumer warp
-  // has arrived, after the wgmmas that read the stage are complete.
-  uint64_t empty[Tile::kStages];
+  gemm::hopper::OperandRing<Tile> ring;
+  // NEW in lesson 09: the pipeline: a full and an empty barrier per stage, and the four verbs
+  // producer_acquire, (producer_commit), consumer_wait, consumer_release.
+  gemm::hopper::TmaPipeline<Tile::kStages> pipeline;
 };
 
-// NEW in lesson 09: the four pipeline verbs (named as in CUTLASS). A PipelineState is the
-// {stage, phase} a role is at; each role advances its own once per slice.
-
-// Producer: wait until the consumers have released the stage, then announce the bytes about to be
-// loaded into it (this is the producer's one arrival on the full barrier). Its first pass through
-// the ring must not wait: it starts on the opposite phase (PipelineState::producer_start()).
-template <class Tile>
-__device__ inline void producer_acquire(SharedStorage<Tile>& shared,
-                                        const gemm::PipelineState<Tile::kStages>& state) {
-  gemm::ptx::mbarrier_wait(&shared.empty[state.index], state.phase);
-  gemm::ptx::mbarrier_arrive_expect_tx(&shared.full[state.index], Tile::kStageBytes);
+// NEW in lesson 09: the producer's loop over a range of slices, each into the next stage.
+// BEGIN TEACHING COPY(load_k_range)
+// One thread loads slices k_begin .. k_end - 1 of the tile whose first row of A is row0 and
+// first row of B is col0; `state` walks on through the ring (it carries on from call to call).
+template <class Tile, class Pipeline>
+__device__ inline void load_k_range(Pipeline& pipeline, gemm::hopper::OperandRing<Tile>& ring,
+                                    const CUtensorMap& a_map, const CUtensorMap& b_map, int row0,
+                                    int col0, int k_begin, int k_end,
+                                    gemm::PipelineState<Tile::kStages>& state) {
+  for (int slice = k_begin; slice < k_end; ++slice) {
+    // BEGIN EXERCISE(producer): acquire the next stage, then load slice `slice` of A and B into
+    //   it, both counted on the stage's full barrier
+    pipeline.producer_acquire(state, Tile::kStageBytes);
+    uint64_t* full = pipeline.full_barrier(state);
+    gemm::ptx::tma_load_2d(ring.a[state.index], &a_map, full, slice * Tile::kBlockK, row0);
+    gemm::ptx::tma_load_2d(ring.b[state.index], &b_map, full, slice * Tile::kBlockK, col0);
+    // END EXERCISE
+    state.advance();
+  }
 }
-// (producer_commit: nothing to do with TMA, whose bytes complete the full barrier by themselves.)
+// END TEACHING COPY
 
-// Consumer: wait until the stage's bytes have landed.
-template <class Tile>
-__device__ inline void consumer_wait(SharedStorage<Tile>& shared,
-                                     const gemm::PipelineState<Tile::kStages>& state) {
-  gemm::ptx::mbarrier_wait(&shared.full[state.index], state.phase);
+// NEW in lesson 09: the consumer's loop over a range of slices.
+// BEGIN TEACHING COPY(mma_k_range)
+// Slices k_begin .. k_end - 1 (at least one) of the consumer's rows first_row ..
+// first_row + kConsumerRows - 1 of the tile, into its accumulators (one array of BlockN / 2 per
+// 64-row block); the first k-step of slice k_begin overwrites them (scale-d = 0, lesson 07).
+// `read_state` walks on through the ring. On return the last slice's wgmmas may still run and its
+// stage is not released: the returned state is that stage's, for mma_drain.
+template <class Tile, class Pipeline>
+__device__ inline gemm::PipelineState<Tile::kStages> mma_k_range(
+    Pipeline& pipeline, const gemm::hopper::OperandRing<Tile>& ring,
+    float (&accumulator)[Tile::kRowBlocks][Tile::kBlockN / 2], int first_row, int k_begin,
+    int k_end, gemm::PipelineState<Tile::kStages>& read_state) {
+  auto release_state = read_state;  // the oldest stage this warpgroup still reads
+  for (int kt = k_begin; kt < k_end; ++kt) {
+    pipeline.consumer_wait(read_state);
+    const bf16* a_rows = ring.a[read_state.index] + first_row * Tile::kBlockK;
+    const bf16* b_tile = ring.b[read_state.index];
+    gemm::ptx::warpgroup_fence_operand(accumulator);
+    gemm::ptx::wgmma_fence();
+#pragma unroll
+    for (int step = 0; step < Tile::kKSteps; ++step) {
+#pragma unroll
+      for (int r = 0; r < Tile::kRowBlocks; ++r)
+        gemm::ptx::wgmma_m64k16_bf16<Tile::kBlockN>(
+            accumulator[r],
+            gemm::taught::kstep_descriptor(a_rows + r * Tile::kWarpgroupM * Tile::kBlockK, step),
+            gemm::taught::kstep_descriptor(b_tile, step), /*accumulate=*/kt > k_begin || step > 0);
+    }
+    gemm::ptx::wgmma_commit_group();
+    // Wait until at most ONE group is pending: this slice's wgmmas keep running while the previous
+    // slice's are retired, so the tensor cores never drain between slices.
+    gemm::ptx::wgmma_wait_group<1>();
+    gemm::ptx::warpgroup_fence_operand(accumulator);
+    // BEGIN EXERCISE(release): release the stage whose wgmmas are now known to be complete, if any,
+    //   and move on to the next stage to release
+    // Only now is the previous slice's stage known to be no longer read: release it.
+    if (kt > k_begin) {
+      pipeline.consumer_release(release_state);
+      release_state.advance();
+    }
+    // END EXERCISE
+    read_state.advance();
+  }
+  return release_state;
 }
-
-// Consumer: this warp no longer reads the stage; lane 0 arrives for the warp. Call it only after
-// the wgmmas that read the stage are known to be complete (wgmma_wait_group).
-template <class Tile>
-__device__ inline void consumer_release(SharedStorage<Tile>& shared,
-                                        const gemm::PipelineState<Tile::kStages>& state) {
-  if (threadIdx.x % 32 == 0) gemm::ptx::mbarrier_arrive(&shared.empty[state.index]);
-}
-
-// The wgmma descriptor of k-step `step` of a K-major, 128-byte swizzled tile
-// (common/wgmma_descriptor.hpp): 16 elements along K are 32 bytes of the start address (lesson 07).
-__device__ inline uint64_t tile_descriptor(const bf16* tile, int step) {
-  return gemm::make_kmajor_sw128_descriptor(gemm::ptx::shared_address(tile) + step * 32);
-}
+// END TEACHING COPY
 
 template <class Tile>
-__global__ void __launch_bounds__(Tile::kThreads, 1)
+__global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
     gemm_kernel(int m, int n, int k, const __grid_constant__ CUtensorMap a_map,
                 const __grid_constant__ CUtensorMap b_map, bf16* d) {
   extern __shared__ unsigned char shared_memory[];
   SharedStorage<Tile>& shared = gemm::aligned_shared_storage<SharedStorage<Tile>>(shared_memory);
+  auto& pipeline = shared.pipeline;
 
   const int tiles_n = gemm::ceil_div(n, Tile::kBlockN);
   const int row0 = (blockIdx.x / tiles_n) * Tile::kBlockM;
@@ -127,107 +135,40 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
   const int k_slices = gemm::ceil_div(k, kBlockK);
   const int warpgroup = threadIdx.x / 128;
 
-  // Thread 0 sets up the barriers (lesson 08). NEW in lesson 09: the empty barriers expect one
-  // arrival per consumer warp. The fence makes the initialization visible to the async proxy
-  // (TMA), the block barrier to every thread, before anyone waits or arrives.
+  // Thread 0 sets up the barriers (NEW in lesson 09: the empty barriers expect one arrival per
+  // consumer warp) and fences them for the async proxy; the block barrier makes them visible to
+  // every thread before anyone waits or arrives.
   if (threadIdx.x == 0) {
     gemm::ptx::prefetch_tensor_map(&a_map);
     gemm::ptx::prefetch_tensor_map(&b_map);
-    for (int stage = 0; stage < Tile::kStages; ++stage) {
-      gemm::ptx::mbarrier_init(&shared.full[stage], 1);
-      gemm::ptx::mbarrier_init(&shared.empty[stage], Tile::kConsumers * 4);
-    }
-    gemm::ptx::fence_mbarrier_init();
+    pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
   }
   __syncthreads();
 
-  // NEW in lesson 09: the roles. Each is one branch taken by whole warpgroups, as setmaxnreg
-  // (warpgroup-wide) requires.
+  // NEW in lesson 09: the roles, one branch per warpgroup (wgmma is warpgroup-wide).
   if (warpgroup == 0) {
-    // ---- Producer warpgroup: registers down to 40; one elected thread issues every load. ----
-    gemm::ptx::setmaxnreg_dec<kProducerRegisters>();
+    // ---- Producer warpgroup: one elected thread issues every load. ----
     if (threadIdx.x == 0) {
       auto write_state = gemm::PipelineState<Tile::kStages>::producer_start();
-      for (int slice = 0; slice < k_slices; ++slice) {
-        // BEGIN EXERCISE(producer): acquire the next stage, then load slice `slice` of A and B
-        //   into it
-        producer_acquire(shared, write_state);
-        bf16* a_tile = shared.a[write_state.index];
-        bf16* b_tile = shared.b[write_state.index];
-        uint64_t* full = &shared.full[write_state.index];
-        gemm::ptx::tma_load_2d(a_tile, &a_map, full, slice * kBlockK, row0);
-        gemm::ptx::tma_load_2d(b_tile, &b_map, full, slice * kBlockK, col0);
-        // END EXERCISE
-        write_state.advance();
-      }
+      load_k_range<Tile>(pipeline, shared.ring, a_map, b_map, row0, col0, 0, k_slices, write_state);
     }
     // The producer's warps are done. They may exit: TMA copies in flight complete anyway, and the
-    // block lives on until the consumers finish.
+    // block lives on until the consumer finishes.
     return;
   }
 
-  // ---- Consumer warpgroups: registers up to 232. ----
-  gemm::ptx::setmaxnreg_inc<kConsumerRegisters>();
-  // Consumer c (warpgroup c + 1) computes rows 64c .. 64c + 63 of the tile, all columns:
-  // BlockN / 2 fp32 accumulators per thread, laid out as in common/ptx/wgmma.hpp.
-  const int consumer = warpgroup - 1;
-  float accumulator[Tile::kBlockN / 2];
-
+  // ---- Consumer warpgroup: the whole tile's accumulators. ----
+  float accumulator[Tile::kRowBlocks][Tile::kBlockN / 2];
   auto read_state = gemm::PipelineState<Tile::kStages>::consumer_start();
-  auto release_state = read_state;  // the oldest stage this warpgroup still reads
-  for (int kt = 0; kt < k_slices; ++kt) {
-    consumer_wait(shared, read_state);
+  const auto last_stage =
+      mma_k_range<Tile>(pipeline, shared.ring, accumulator, 0, 0, k_slices, read_state);
+  // Drain: the last slice's wgmmas, then its stage (common/hopper/consumer.hpp).
+  gemm::hopper::mma_drain(pipeline, accumulator, last_stage);
 
-    // The slice's 4 k-steps as one batch of asynchronous wgmmas (lesson 07).
-    const bf16* a_tile = shared.a[read_state.index] + consumer * Tile::kWarpgroupM * kBlockK;
-    const bf16* b_tile = shared.b[read_state.index];
-    gemm::ptx::warpgroup_fence_operand(accumulator);
-    gemm::ptx::wgmma_fence();
+  // The epilogue of lesson 07, once per 64-row block of the tile.
 #pragma unroll
-    for (int step = 0; step < Tile::kKSteps; ++step)
-      gemm::ptx::wgmma_m64k16_bf16<Tile::kBlockN>(accumulator, tile_descriptor(a_tile, step),
-                                                  tile_descriptor(b_tile, step),
-                                                  /*accumulate=*/kt > 0 || step > 0);
-    gemm::ptx::wgmma_commit_group();
-    // BEGIN EXERCISE(release): keep this slice's wgmmas running, and release the previous slice's
-    //   stage once its wgmmas are known to be complete
-    // NEW in lesson 09: wait until at most ONE group is pending: this slice's wgmmas keep running
-    // while the previous slice's are retired, so the tensor cores never drain between slices.
-    // Only now is the previous slice's stage known to be no longer read: release it.
-    gemm::ptx::wgmma_wait_group<1>();
-    gemm::ptx::warpgroup_fence_operand(accumulator);
-    if (kt > 0) {
-      consumer_release(shared, release_state);
-      release_state.advance();
-    }
-    // END EXERCISE
-    read_state.advance();
-  }
-  // Drain: wait for the last group, then release its stage (the producer may be waiting on it
-  // only if the ring is shorter than the remaining work, but releasing keeps the protocol whole).
-  gemm::ptx::wgmma_wait_group<0>();
-  gemm::ptx::warpgroup_fence_operand(accumulator);
-  if (k_slices > 0) consumer_release(shared, release_state);
-
-  // The epilogue follows wgmma's accumulator layout (lesson 07). Warp w of the warpgroup
-  // holds rows 16w + lane / 4 and 16w + lane / 4 + 8 of its 64 rows; accumulators 4j .. 4j + 3
-  // are columns 8j + 2 * (lane % 4) and the next one, in those two rows. N % 8 == 0 and the
-  // column is even, so a pair is entirely inside D or outside.
-  const int lane = threadIdx.x % 32;
-  const int warp_in_group = (threadIdx.x % 128) / 32;
-  const int row = row0 + consumer * Tile::kWarpgroupM + warp_in_group * 16 + lane / 4;
-#pragma unroll
-  for (int j = 0; j < Tile::kBlockN / 8; ++j) {
-    const int column = col0 + j * 8 + (lane % 4) * 2;
-    if (column >= n) continue;
-    const float* values = &accumulator[4 * j];
-    if (row < m)
-      *reinterpret_cast<__nv_bfloat162*>(d + int64_t(row) * n + column) =
-          __floats2bfloat162_rn(values[0], values[1]);
-    if (row + 8 < m)
-      *reinterpret_cast<__nv_bfloat162*>(d + int64_t(row + 8) * n + column) =
-          __floats2bfloat162_rn(values[2], values[3]);
-  }
+  for (int r = 0; r < Tile::kRowBlocks; ++r)
+    store_rows(d, accumulator[r], row0 + r * Tile::kWarpgroupM, col0, m, n);
 }
 
 // Runs the kernel with any tile configuration (the sweep drivers under profiles/ time others).
@@ -258,7 +199,7 @@ inline constexpr gemm::Lesson kLesson{
     .id = 9,
     .parent = 8,
     .slug = "warp_specialization",
-    .title = "warp specialization: a TMA producer warpgroup, wgmma consumers, setmaxnreg",
+    .title = "warp specialization: a TMA producer warpgroup, a wgmma consumer warpgroup",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,

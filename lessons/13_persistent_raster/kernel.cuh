@@ -1,16 +1,18 @@
 // Lesson 13: a persistent tile scheduler with grouped rasterization.
 //
 // Lesson 12 launches one cluster per pair of tiles, and the hardware starts them roughly in the
-// order of their index: row by row of tiles. Three things are lost that way. Every cluster
-// starts with an empty pipeline and ends by draining it, so the tensor cores idle at every tile
-// boundary. The last wave of clusters may keep only a few SMs busy. And the tiles computed at the
-// same moment span whole rows of D, so for wide problems they read all of B at once, more than L2
-// holds, and B comes from HBM again and again. Here the grid is persistent: exactly as many
-// clusters as fit on the GPU at once, each looping over tiles. Its producer loads the next tile's
-// slices while the consumers still store the current one, and phases carry on from tile to tile.
-// The tiles are visited in grouped order (common/schedule/raster.hpp): bands of a few tile rows,
-// column by column, so that the 66 clusters working at any moment share a few rows of A and a
-// few columns of B, and L2 serves them.
+// order of their index: row by row of tiles. Two things are lost that way. Every cluster starts
+// with an empty pipeline and ends by draining it, so the tensor cores idle at every tile
+// boundary. And the tiles computed at the same moment span whole rows of D, so for wide problems
+// they read all of B at once, more than L2 holds, and B comes from HBM again and again. Here the
+// grid is persistent: exactly as many clusters as fit on the GPU at once, each looping over tiles.
+// Its producer decides which tile comes next, posts it to the consumers through a small work
+// queue, and loads the next tile's slices while the consumers still store the current one; the
+// pipeline's phases carry on from tile to tile. The tiles are visited in grouped order
+// (common/schedule/raster.hpp): bands of a few tile rows, column by column, so that the clusters
+// working at any moment share a few rows of A and a few columns of B, and L2 serves them. (A
+// persistent grid does not fix the last round of tiles: when the tile count is just past a
+// multiple of the clusters, most of them still idle while a few finish. Lesson 14 does.)
 // Graded instruction signature: HGMMA UTMALDG.2D.MULTICAST SYNCS.PHASECHK USETMAXREG
 #pragma once
 
@@ -18,11 +20,20 @@
 #include <cstdint>
 
 #include "common/gemm.hpp"
+#include "common/hopper/cluster_pipeline.hpp"
+#include "common/hopper/cluster_tile.hpp"
+#include "common/hopper/consumer.hpp"
+#include "common/hopper/load_k_range_multicast.hpp"
+#include "common/hopper/mma_k_range.hpp"
+#include "common/hopper/pipeline.hpp"
+#include "common/hopper/producer_tail.hpp"
+#include "common/hopper/store_rows.hpp"
+#include "common/hopper/tile_shape.hpp"
+#include "common/hopper/work_queue.hpp"
+#include "common/host_device.hpp"
 #include "common/launch.hpp"
 #include "common/lesson.hpp"
 #include "common/ptx/cluster.hpp"
-#include "common/ptx/fence.hpp"
-#include "common/ptx/mbarrier.hpp"
 #include "common/ptx/setmaxnreg.hpp"
 #include "common/ptx/tma.hpp"
 #include "common/ptx/wgmma.hpp"
@@ -31,278 +42,141 @@
 #include "common/schedule/raster.hpp"
 #include "common/shared_memory.hpp"
 #include "common/tensor_map.hpp"
-#include "common/wgmma_descriptor.hpp"
 
 namespace lesson13 {
 
 using gemm::bf16;
+using gemm::hopper::kBlockK;  // K per shared-memory slice: rows of 128 bytes
+using gemm::taught::ClusterTmaPipeline;      // lesson 12's pipeline
+using gemm::taught::load_k_range_multicast;  // lesson 12's producer loop
+using gemm::taught::mma_k_range;             // lesson 09's consumer loop
+using gemm::taught::producer_tail;           // lesson 12's exit
+using gemm::taught::store_rows;              // lesson 07's epilogue
 
-constexpr int kBlockK = 64;  // K per shared-memory slice: rows of 128 bytes
+// The configuration of lesson 12: 128 x 256 tiles, 2 consumers, 4 stages, clusters of 2.
+using DefaultTile = gemm::hopper::TileShape<128, 256, 4, /*Consumers=*/2, /*ClusterM=*/2>;
+constexpr int kBlocksPerSm = 1;
 
-// The tile is split among consumer warpgroups, each computing 64 full-width rows of it with
-// wgmma.m64nNk16, N = BlockN (lesson 07).
-template <int BlockM_, int BlockN_, int Stages_>
-struct TileShape {
-  static constexpr int kBlockM = BlockM_, kBlockN = BlockN_;  // the block's tile of D
-  static constexpr int kWarpgroupM = 64;                      // rows of one wgmma (m64)
-  // Warpgroup 0 produces, warpgroups 1 .. kConsumers consume (lesson 09).
-  static constexpr int kConsumers = kBlockM / kWarpgroupM;
-  static constexpr int kThreads = (1 + kConsumers) * 128;
-  static constexpr int kMmaK = 16;                            // K of one wgmma
-  static constexpr int kKSteps = kBlockK / kMmaK;             // 16-wide k-steps per slice
-  static constexpr int kStages = Stages_;                     // slices in the shared-memory ring
-  // The bytes TMA delivers per stage, A's tile and B's (lesson 08): into each block of the
-  // cluster, half of B from its own load and half from its partner's (lesson 12).
-  static constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK * int(sizeof(bf16));
-  // Clusters of 2 blocks along M; each block loads and multicasts the rows
-  // rank * kBHalfRows .. + kBHalfRows of the B tile (lesson 12).
-  static constexpr int kClusterM = 2;
-  static constexpr int kBHalfRows = kBlockN / kClusterM;
-  // A consumer releases slice kt - 1 only after starting on slice kt: with one stage, slice kt
-  // could never be loaded.
-  static_assert(kStages >= 2, "the ring needs at least two stages");
-};
-// The configuration of lesson 10: 2 consumer warpgroups of 64 x 256 on a 128 x 256 tile, 4 stages.
-using DefaultTile = TileShape<128, 256, 4>;
-
-// The register budget (lesson 09). __launch_bounds__(384, 1) caps the kernel at 168 registers per
-// thread (65536 / 384, rounded down to a multiple of 8), 64512 for the block. The producer gives
-// most of its share back and the consumers take it: 128 x 40 + 256 x 232 = 64512. A consumer
-// thread now holds 128 accumulators, plus descriptors, addresses and loop state.
+// The register budget (lesson 09): 40 for the producer, 232 for the consumers.
 constexpr int kProducerRegisters = 40;
-constexpr int kConsumerRegisters = 232;
+constexpr int kConsumerRegisters =
+    gemm::hopper::consumer_registers(DefaultTile::kThreads, kBlocksPerSm, kProducerRegisters);
 
-// The ring of slices, in dynamic shared memory (more than the 48 KB a block may declare statically).
-// Every tile starts on a 1024-byte boundary (16 KB tiles, storage aligned by
-// gemm::aligned_shared_storage), as the 128-byte swizzle of TMA and wgmma requires.
+// NEW in lesson 13: the work queue's depth: the producer may post the next tile while the
+// consumers still work on the current one.
+constexpr int kWorkQueueDepth = 2;
+
 template <class Tile>
 struct SharedStorage {
-  alignas(1024) bf16 a[Tile::kStages][Tile::kBlockM * kBlockK];
-  alignas(1024) bf16 b[Tile::kStages][Tile::kBlockN * kBlockK];
-  // One "full" barrier per stage. Its phase completes when the producer has arrived (once,
-  // announcing kStageBytes) and all those bytes have landed (lesson 08).
-  uint64_t full[Tile::kStages];
-  // One "empty" barrier per stage (lessons 09 and 12). Its phase completes when every consumer
-  // warp of BOTH blocks has arrived: this block's producer multicasts into the partner's stage
-  // too, so it may refill the stage only when both have finished reading it.
-  uint64_t empty[Tile::kStages];
+  gemm::hopper::OperandRing<Tile> ring;
+  ClusterTmaPipeline<Tile::kStages, Tile::kClusterM> pipeline;  // of a cluster (lesson 12)
+  // NEW in lesson 13: the producer's tiles, posted to the consumers (common/hopper/work_queue.hpp).
+  gemm::hopper::WorkQueue<kWorkQueueDepth> queue;
 };
 
-// The four pipeline verbs of lesson 09 (named as in CUTLASS). A PipelineState is the
-// {stage, phase} a role is at; each role advances its own once per slice.
-
-// Producer: wait until the consumers have released the stage, then announce the bytes about to be
-// loaded into it (this is the producer's one arrival on the full barrier). Its first pass through
-// the ring must not wait: it starts on the opposite phase (PipelineState::producer_start()).
+// NEW in lesson 13: the persistent scheduler: which cluster tiles this cluster computes, in which
+// order, and where this block's tile of each lies.
+// BEGIN TEACHING COPY(PersistentClusterTiles)
+// Cluster `cluster` of a grid of `clusters` computes the cluster tiles cluster, cluster +
+// clusters, cluster + 2 clusters, ... of the grouped order (common/schedule/persistent.hpp and
+// raster.hpp): bands of raster_group cluster rows, column by column. Both blocks of a cluster walk
+// the same sequence, each its own tile row of every cluster tile (common/hopper/cluster_tile.hpp).
 template <class Tile>
-__device__ inline void producer_acquire(SharedStorage<Tile>& shared,
-                                        const gemm::PipelineState<Tile::kStages>& state) {
-  gemm::ptx::mbarrier_wait(&shared.empty[state.index], state.phase);
-  gemm::ptx::mbarrier_arrive_expect_tx(&shared.full[state.index], Tile::kStageBytes);
-}
-// (producer_commit: nothing to do with TMA, whose bytes complete the full barrier by themselves.)
+struct PersistentClusterTiles {
+  int64_t cluster, clusters;      // this cluster of the persistent grid, and how many it has
+  int64_t cluster_rows, tiles_n;  // cluster tiles down (kClusterM tile rows each), tiles across
+  int raster_group;               // the band width of the grouped order, in cluster rows
+  int k_slices;                   // slices per tile
+  uint32_t rank;                  // this block's rank in its cluster
 
-// Consumer: wait until the stage's bytes have landed.
-template <class Tile>
-__device__ inline void consumer_wait(SharedStorage<Tile>& shared,
-                                     const gemm::PipelineState<Tile::kStages>& state) {
-  gemm::ptx::mbarrier_wait(&shared.full[state.index], state.phase);
-}
-
-// Consumer: this warp no longer reads the stage; lane 0 arrives for the warp. Call it only after
-// the wgmmas that read the stage are known to be complete (wgmma_wait_group).
-// It arrives on the stage's empty barrier in EVERY block of the cluster (its own included),
-// through the cluster address of each (mapa): both producers write into this block's stage, so
-// both must hear that it is free (lesson 12). No cluster-wide fence precedes the arrival
-// (common/ptx/cluster.hpp): the wgmma reads it vouches for are already complete.
-template <class Tile>
-__device__ inline void consumer_release(SharedStorage<Tile>& shared,
-                                        const gemm::PipelineState<Tile::kStages>& state) {
-  if (threadIdx.x % 32 != 0) return;
-  const uint32_t empty = gemm::ptx::shared_address(&shared.empty[state.index]);
-#pragma unroll
-  for (uint32_t rank = 0; rank < Tile::kClusterM; ++rank)
-    gemm::ptx::mbarrier_arrive_cluster(gemm::ptx::map_to_cluster_cta(empty, rank));
-}
-
-// The producer's last act (lesson 12). It waits, stage by stage, for the consumers' final
-// releases (its own and the partner's): once they have all arrived, no consumer of the cluster
-// will touch this block's barriers again.
-template <class Tile>
-__device__ inline void producer_tail(SharedStorage<Tile>& shared,
-                                     gemm::PipelineState<Tile::kStages>& state) {
-  for (int stage = 0; stage < Tile::kStages; ++stage) {
-    gemm::ptx::mbarrier_wait(&shared.empty[state.index], state.phase);
-    state.advance();
+  // How many cluster tiles this cluster computes.
+  GEMM_HOST_DEVICE int64_t count() const {
+    // BEGIN EXERCISE(tile_count, returns): how many of all the cluster tiles this cluster
+    //   computes in the persistent schedule
+    return gemm::persistent_tile_count(cluster, clusters, cluster_rows * tiles_n);
+    // END EXERCISE
   }
-}
 
-// The wgmma descriptor of k-step `step` of a K-major, 128-byte swizzled tile
-// (common/wgmma_descriptor.hpp): 16 elements along K are 32 bytes of the start address (lesson 07).
-__device__ inline uint64_t tile_descriptor(const bf16* tile, int step) {
-  return gemm::make_kmajor_sw128_descriptor(gemm::ptx::shared_address(tile) + step * 32);
-}
-
-// NEW in lesson 13: the first row and column of D of this block's part of a cluster tile. The
-// scheduler works on cluster tiles (2 tile rows by 1 tile column, lesson 12): number `index` of
-// the grouped order lies at cluster row `m`, tile column `n`, and the block of rank r takes tile
-// row 2m + r.
-struct TileOrigin {
-  int row0, col0;
+  // This block's work item for the cluster's i-th cluster tile: all of its own tile's slices.
+  GEMM_HOST_DEVICE gemm::hopper::WorkItem item(int64_t i) const {
+    // BEGIN EXERCISE(tile_order, declares=tile): which cluster tile (row and column of cluster
+    //   tiles) the cluster's i-th is, in the grouped order
+    const gemm::TileCoordinates tile = gemm::grouped_tile(
+        gemm::persistent_tile(cluster, clusters, i), cluster_rows, tiles_n, raster_group);
+    // END EXERCISE
+    const gemm::hopper::TileOrigin origin = gemm::hopper::cluster_tile_origin<Tile>(tile, rank);
+    return {origin.row0, origin.col0, 0, k_slices};
+  }
 };
-template <class Tile>
-__device__ inline TileOrigin tile_origin(int64_t index, int64_t cluster_rows, int64_t tiles_n,
-                                         int raster_group, uint32_t rank) {
-  const gemm::TileCoordinates tile = gemm::grouped_tile(index, cluster_rows, tiles_n, raster_group);
-  return {int((tile.m * Tile::kClusterM + rank) * Tile::kBlockM), int(tile.n * Tile::kBlockN)};
-}
+// END TEACHING COPY
 
 template <class Tile>
-__global__ void __launch_bounds__(Tile::kThreads, 1)
+__global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
     gemm_kernel(int m, int n, int k, const __grid_constant__ CUtensorMap a_map,
                 const __grid_constant__ CUtensorMap b_map, bf16* d, int raster_group) {
   extern __shared__ unsigned char shared_memory[];
   SharedStorage<Tile>& shared = gemm::aligned_shared_storage<SharedStorage<Tile>>(shared_memory);
+  auto& pipeline = shared.pipeline;
+  auto& queue = shared.queue;
 
-  // NEW in lesson 13: cluster c of the persistent grid computes the cluster tiles c, c + clusters,
-  // c + 2 clusters, ... of the grouped order (common/schedule/persistent.hpp and raster.hpp). Both
-  // blocks of a cluster walk the same sequence, each its own tile row of every cluster tile; at a
-  // ragged M the second block's rows may lie below D: it still takes part, and skips its stores.
-  const int64_t tiles_n = gemm::ceil_div(n, Tile::kBlockN);
-  const int64_t cluster_rows = gemm::ceil_div(m, Tile::kBlockM * Tile::kClusterM);
+  // NEW in lesson 13: cluster c of the persistent grid walks its cluster tiles.
   const uint32_t rank = gemm::ptx::cluster_cta_rank();
-  const int64_t cluster = gemm::ptx::cluster_id_x();
-  const int64_t clusters = gridDim.x / Tile::kClusterM;
-  // BEGIN EXERCISE(tile_count, declares=cluster_tiles): how many cluster tiles this cluster
-  //   computes in the persistent schedule
-  const int64_t cluster_tiles =
-      gemm::persistent_tile_count(cluster, clusters, cluster_rows * tiles_n);
-  // END EXERCISE
-  const int k_slices = gemm::ceil_div(k, kBlockK);
+  const PersistentClusterTiles<Tile> schedule{
+      gemm::ptx::cluster_id_x(), gridDim.x / Tile::kClusterM,
+      gemm::ceil_div(m, Tile::kBlockM * Tile::kClusterM), gemm::ceil_div(n, Tile::kBlockN),
+      raster_group, gemm::ceil_div(k, kBlockK), rank};
   const int warpgroup = threadIdx.x / 128;
 
-  // Thread 0 sets up the barriers (lessons 08, 09 and 12): the empty barriers expect one arrival
-  // per consumer warp of both blocks. The fence makes the initialization
-  // visible to the async proxy and the cluster; the cluster barrier makes sure that the partner
-  // has initialized ITS barriers before this block multicasts into them or arrives on them.
+  // Thread 0 sets up the barriers (lessons 09 and 12; NEW in lesson 13: the work queue's, whose
+  // items every consumer warp receives); the cluster barrier makes them visible to both blocks.
   if (threadIdx.x == 0) {
     gemm::ptx::prefetch_tensor_map(&a_map);
     gemm::ptx::prefetch_tensor_map(&b_map);
-    for (int stage = 0; stage < Tile::kStages; ++stage) {
-      gemm::ptx::mbarrier_init(&shared.full[stage], 1);
-      gemm::ptx::mbarrier_init(&shared.empty[stage], Tile::kConsumers * 4 * Tile::kClusterM);
-    }
-    gemm::ptx::fence_mbarrier_init();
+    queue.init(/*consumer_warps=*/Tile::kConsumers * 4);
+    pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
   }
   gemm::ptx::cluster_sync();
 
-  // The roles (lesson 09). Each is one branch taken by whole warpgroups, as setmaxnreg
-  // (warpgroup-wide) requires.
   if (warpgroup == 0) {
-    // ---- Producer warpgroup: registers down to 40; one elected thread issues every load. ----
+    // ---- Producer warpgroup: registers down; one thread posts every tile and loads it. ----
     gemm::ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == 0) {
       // NEW in lesson 13: one ring for all of the cluster's tiles: the producer runs on into the
       // next tile as soon as stages are free, while the consumers still store the current one.
       auto write_state = gemm::PipelineState<Tile::kStages>::producer_start();
-      for (int64_t i = 0; i < cluster_tiles; ++i) {
-        // BEGIN EXERCISE(tile_order, declares=tile): find where this cluster's i-th tile lies
-        const TileOrigin tile = tile_origin<Tile>(gemm::persistent_tile(cluster, clusters, i),
-                                                  cluster_rows, tiles_n, raster_group, rank);
-        // END EXERCISE
-        for (int slice = 0; slice < k_slices; ++slice) {
-          producer_acquire(shared, write_state);
-          uint64_t* full = &shared.full[write_state.index];
-          gemm::ptx::tma_load_2d(shared.a[write_state.index], &a_map, full, slice * kBlockK,
-                                 tile.row0);
-          // Rows rank * 128 .. rank * 128 + 127 of the B tile, written into both blocks (mask
-          // 0b11) at the same offset, counted on each block's full barrier (lesson 12).
-          bf16* b_half = shared.b[write_state.index] + rank * Tile::kBHalfRows * kBlockK;
-          const uint16_t both_blocks = (1u << Tile::kClusterM) - 1;
-          gemm::ptx::tma_load_2d_multicast(b_half, &b_map, full, slice * kBlockK,
-                                           tile.col0 + int(rank) * Tile::kBHalfRows, both_blocks);
-          write_state.advance();
-        }
+      auto post_state = gemm::PipelineState<kWorkQueueDepth>::producer_start();
+      for (int64_t i = 0; i < schedule.count(); ++i) {
+        const gemm::hopper::WorkItem item = schedule.item(i);
+        queue.post(post_state, item);
+        load_k_range_multicast<Tile>(pipeline, shared.ring, a_map, b_map, item.row0, item.col0,
+                                     rank, item.k_begin, item.k_end, write_state);
       }
-      producer_tail(shared, write_state);
+      queue.post(post_state, gemm::hopper::WorkItem{});  // no slices: the end of the work
+      producer_tail(pipeline, write_state);  // lesson 12: before this block may exit
     }
-    // Every thread of both blocks meets at a cluster barrier before leaving (the consumers at the
-    // end of the kernel): after it, no block reaches into the other (lesson 12).
-    gemm::ptx::cluster_sync();
     return;
   }
 
-  // ---- Consumer warpgroups: registers up to 232. ----
+  // ---- Consumer warpgroups: registers up; each its rows of every tile (lesson 10). ----
   gemm::ptx::setmaxnreg_inc<kConsumerRegisters>();
-  // Consumer c (warpgroup c + 1) computes rows 64c .. 64c + 63 of the 128 x 256 tile, all 256
-  // columns: 128 fp32 accumulators per thread (lesson 10).
-  const int consumer = warpgroup - 1;
-  float accumulator[Tile::kBlockN / 2];
-
-  // NEW in lesson 13: the consumers walk the same tiles as the producer, in the same order, and
-  // their pipeline state carries on from tile to tile: the ring does not restart.
+  const int first_row = (warpgroup - 1) * Tile::kConsumerRows;
+  float accumulator[Tile::kRowBlocks][Tile::kBlockN / 2];
+  // NEW in lesson 13: the consumers take the tiles in the order the producer posts them; their
+  // pipeline state carries on from tile to tile: the ring does not restart.
   auto read_state = gemm::PipelineState<Tile::kStages>::consumer_start();
-  for (int64_t i = 0; i < cluster_tiles; ++i) {
-    const TileOrigin tile = tile_origin<Tile>(gemm::persistent_tile(cluster, clusters, i),
-                                              cluster_rows, tiles_n, raster_group, rank);
-    auto release_state = read_state;  // the oldest stage this warpgroup still reads
-    for (int kt = 0; kt < k_slices; ++kt) {
-      consumer_wait(shared, read_state);
-
-      // The slice's 4 k-steps as one batch of asynchronous wgmmas (lesson 07).
-      const bf16* a_tile = shared.a[read_state.index] + consumer * Tile::kWarpgroupM * kBlockK;
-      const bf16* b_tile = shared.b[read_state.index];
-      // The first k-step of the tile runs with scale-d = 0 (lesson 10): it overwrites what the
-      // accumulators still hold from the previous tile.
-      const bool overwrite = kt == 0;
-      gemm::ptx::warpgroup_fence_operand(accumulator);
-      gemm::ptx::wgmma_fence();
+  auto receive_state = gemm::PipelineState<kWorkQueueDepth>::consumer_start();
+  while (true) {
+    const gemm::hopper::WorkItem item = queue.receive(receive_state);
+    if (item.is_end()) break;
+    const auto last_stage = mma_k_range<Tile>(pipeline, shared.ring, accumulator, first_row,
+                                              item.k_begin, item.k_end, read_state);
+    // The producer is already loading the next tile's first slices into the stages released so
+    // far, while this one drains and stores.
+    gemm::hopper::mma_drain(pipeline, accumulator, last_stage);
 #pragma unroll
-      for (int step = 0; step < Tile::kKSteps; ++step)
-        gemm::ptx::wgmma_m64k16_bf16<Tile::kBlockN>(accumulator, tile_descriptor(a_tile, step),
-                                                    tile_descriptor(b_tile, step),
-                                                    /*accumulate=*/!overwrite || step > 0);
-      gemm::ptx::wgmma_commit_group();
-      // Wait until at most ONE group is pending (lesson 09): this slice's wgmmas keep running
-      // while the previous slice's are retired. Only now is the previous slice's stage known to
-      // be no longer read: release it.
-      gemm::ptx::wgmma_wait_group<1>();
-      gemm::ptx::warpgroup_fence_operand(accumulator);
-      if (kt > 0) {
-        consumer_release(shared, release_state);
-        release_state.advance();
-      }
-      read_state.advance();
-    }
-    // Drain: wait for the last group, then release its stage. The producer is already loading
-    // the next tile's first slices into the stages released so far.
-    gemm::ptx::wgmma_wait_group<0>();
-    gemm::ptx::warpgroup_fence_operand(accumulator);
-    consumer_release(shared, release_state);
-
-    // The epilogue follows wgmma's accumulator layout (lesson 07). Warp w of the warpgroup
-    // holds rows 16w + lane / 4 and 16w + lane / 4 + 8 of its 64 rows; accumulators 4j .. 4j + 3
-    // are columns 8j + 2 * (lane % 4) and the next one, in those two rows. N % 8 == 0 and the
-    // column is even, so a pair is entirely inside D or outside.
-    const int lane = threadIdx.x % 32;
-    const int warp_in_group = (threadIdx.x % 128) / 32;
-    const int row = tile.row0 + consumer * Tile::kWarpgroupM + warp_in_group * 16 + lane / 4;
-#pragma unroll
-    for (int j = 0; j < Tile::kBlockN / 8; ++j) {
-      const int column = tile.col0 + j * 8 + (lane % 4) * 2;
-      if (column >= n) continue;
-      const float* values = &accumulator[4 * j];
-      if (row < m)
-        *reinterpret_cast<__nv_bfloat162*>(d + int64_t(row) * n + column) =
-            __floats2bfloat162_rn(values[0], values[1]);
-      if (row + 8 < m)
-        *reinterpret_cast<__nv_bfloat162*>(d + int64_t(row + 8) * n + column) =
-            __floats2bfloat162_rn(values[2], values[3]);
-    }
+    for (int r = 0; r < Tile::kRowBlocks; ++r)
+      store_rows(d, accumulator[r], item.row0 + first_row + r * Tile::kWarpgroupM, item.col0, m, n);
   }
-  // The consumers' side of the final cluster barrier (lesson 12). Their last releases, which
-  // arrive on the partner's barriers, happened before it.
-  gemm::ptx::cluster_sync();
 }
 
 // Runs the kernel with any tile configuration (the sweep drivers under profiles/ time others):
@@ -313,12 +187,11 @@ void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   const auto& p = args.problem;
   const int64_t cluster_tiles = gemm::ceil_div<int64_t>(p.m, Tile::kBlockM * Tile::kClusterM) *
                                 gemm::ceil_div<int64_t>(p.n, Tile::kBlockN);
-  // The tensor maps of A and B (lesson 08), built on the host and passed by value. B's box is
-  // half a tile, kBHalfRows rows: what one block multicasts (lesson 12).
+  // The tensor maps of A and B (lesson 08); B's box is what one block multicasts (lesson 12).
   const CUtensorMap a_map =
       gemm::make_tensor_map(args.a, gemm::kmajor_tile_map_args(p.m, p.k, Tile::kBlockM, kBlockK));
   const CUtensorMap b_map = gemm::make_tensor_map(
-      args.b, gemm::kmajor_tile_map_args(p.n, p.k, Tile::kBHalfRows, kBlockK));
+      args.b, gemm::kmajor_tile_map_args(p.n, p.k, Tile::kBSliceRows, kBlockK));
   // More than 48 KB of dynamic shared memory must be allowed explicitly, plus room to align the
   // storage to 1024 bytes.
   constexpr int shared_bytes = sizeof(SharedStorage<Tile>) + gemm::kSharedAlignment;
@@ -331,8 +204,9 @@ void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   if (MaxClusters > 0) clusters = std::min<int64_t>(clusters, MaxClusters);
   clusters = std::min(clusters, cluster_tiles);
   gemm::launch_with_clusters(gemm_kernel<Tile>, unsigned(clusters * Tile::kClusterM),
-                             Tile::kClusterM, Tile::kThreads, shared_bytes, stream, int(p.m),
-                             int(p.n), int(p.k), a_map, b_map, args.d, RasterGroup);
+                             Tile::kClusterM, Tile::kThreads, shared_bytes, gemm::Residency::any,
+                             stream, int(p.m), int(p.n), int(p.k), a_map, b_map, args.d,
+                             RasterGroup);
 }
 
 inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {

@@ -14,10 +14,20 @@ FUNCTION_HEADER = re.compile(r"^\s*Function\s*:\s*(?P<name>\S+)")
 INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P[0-9T]\s+)?(?P<mnemonic>[A-Z][A-Z0-9_.]*)")
 
 
+class MissingTool(InfrastructureError):
+    """A CUDA tool the grader needs is not on PATH. On the grading host that is the host's fault
+    (an infrastructure error); in a hand-out the student can fix it (grade.py says how)."""
+
+    def __init__(self, name):
+        super().__init__(f"{name} is not on PATH: it comes with the CUDA toolkit; put the toolkit's "
+                         "bin folder on PATH (e.g. export PATH=/usr/local/cuda/bin:$PATH)")
+        self.name = name
+
+
 def tool(name):
     path = shutil.which(name)
     if not path:
-        raise InfrastructureError(f"{name} is not on PATH (it comes with the CUDA toolkit)")
+        raise MissingTool(name)
     return path
 
 

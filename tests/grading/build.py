@@ -22,11 +22,10 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
-from runs import InfrastructureError, run_limited
+from runs import InfrastructureError, flock_within, run_limited
 
 SUBMISSIONS = "submissions"
 CONFIGURE_SECONDS = 300
@@ -47,6 +46,7 @@ class Folder:
     name: str
     path: Path
     programs: list  # "lesson", "pair", "check_NAME"
+    created: bool = False  # written by this add(): CMake does not know its targets yet
 
     def target(self, program):
         return f"grade_{self.name}_{program}"
@@ -88,12 +88,19 @@ class GradeTree:
         self.submissions = self.tree / SUBMISSIONS
 
     @contextlib.contextmanager
-    def locked(self):
-        """The tree to ourselves: CMake must not run twice on it at once."""
+    def locked(self, wait_seconds=None):
+        """The tree to ourselves: CMake must not run twice on it at once. `wait_seconds` bounds the
+        wait for another job's build (None: no bound)."""
         self.tree.mkdir(parents=True, exist_ok=True)
         with open(self.tree / ".grade-build.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            flock_within(lock, fcntl.LOCK_EX, wait_seconds, f"the grading build tree {self.tree}",
+                         f"grade: waiting for another job's build in {self.tree}")
             yield
+
+    def knows(self, target):
+        """Whether CMake has generated the target: a folder added since the last configure has not
+        been, and `cmake --build --target` would not know its name."""
+        return (self.tree / "lessons" / "CMakeFiles" / f"{target}.dir").is_dir()
 
     def configure(self):
         """Configures the tree (the first time) or regenerates it, so that the submission folders
@@ -117,13 +124,15 @@ class GradeTree:
             digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
         name = f"l{lesson.id:02d}_{digest.hexdigest()[:12]}"
         path = self.submissions / name
-        if not path.is_dir():
+        created = not path.is_dir()
+        if created:
             staging = self.submissions / f".{name}.{os.getpid()}"
             staging.mkdir(parents=True)
             for file, text in files.items():
                 (staging / file).write_text(text)
             staging.rename(path)
-        return Folder(name, path, [Path(file).stem for file in sorted(files) if file.endswith(".cu")])
+        return Folder(name, path, [Path(file).stem for file in sorted(files) if file.endswith(".cu")],
+                      created)
 
     def executable(self, target):
         return self.tree / "lessons" / target

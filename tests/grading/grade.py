@@ -2,7 +2,7 @@
 """Grades one homework submission (`make grade L=NN SUBMISSION=path`, docs/grading.md).
 
 Usage: grade.py NN SUBMISSION [--results DIR] [--build-dir DIR] [--quick] [--run-timeout S]
-                [--secret-file FILE] [--keep-build]
+                [--secret-file FILE] [--keep-build] [--jobs N] [--deadline S]
 
 SUBMISSION is a kernel.cuh, or a folder or archive (.tar, .tar.gz, .zip) that holds one.
 
@@ -14,30 +14,41 @@ SUBMISSION is a kernel.cuh, or a folder or archive (.tar, .tar.gz, .zip) that ho
   3. Build the spliced lesson and the course's solution with the course's flags (build.py).
   4. Static checks: the lesson's instruction signature in the machine code, host checks, no
      external symbols the solution does not need, no library names in the code.
-  5. Run, on the GPU, under a lock (one grading job per GPU): every public and hidden shape in its
-     own process with a time limit; a hang is killed with its process group, scores 0, and is
-     followed by a run of the course's solution that proves the GPU healthy (if that fails,
-     grading stops with an infrastructure error). Reruns must give the same bits;
-     compute-sanitizer memcheck, racecheck and synccheck at a small ragged shape. Then, if
-     everything else passed, performance against the course's solution (report.py).
+  5. Run, on the GPU, under a lock: every public and hidden shape in its own process with a time
+     limit; a hang is killed with its process group, scores 0, and is followed by a run of the
+     course's solution that proves the GPU healthy (if that fails, grading stops with an
+     infrastructure error). Reruns must give the same bits; compute-sanitizer memcheck,
+     racecheck and synccheck at a small ragged shape (sanitizers.py reads their verdicts). Then,
+     if everything else passed, performance against the course's solution (report.py), alone on
+     the GPU.
   6. Write results.json (Gradescope's format) and summary.txt, whatever the submission did.
 
 The hidden shapes come from the secret: the environment variable GRADE_SECRET, or the file named
 by --secret-file or GRADE_SECRET_FILE. Without one the grader runs in public mode (what a student
 runs in a hand-out): public shapes, robustness and technique only.
 
-Exit status: 0 graded (whatever the score); 2 bad usage; 3 infrastructure error (results.json
-says so; the submission must be graded again).
+--jobs N (or GRADE_JOBS) runs up to N correctness runs (shapes, reruns, sanitizers) at once,
+under a shared lock of the GPU; performance always runs alone, under the exclusive lock. 1, the
+default, holds the exclusive lock for the correctness runs too (production: one job per GPU).
+--deadline S (or GRADE_DEADLINE): the whole grade's time budget; waits, builds and runs never
+pass it, and a grade that cannot finish within it ends with an infrastructure error.
+
+Exit status: 0 graded (whatever the score); 2 bad usage (one line on stderr, no report), or, in a
+hand-out, a CUDA tool missing on this machine (the report says which tests did not run);
+3 infrastructure error (results.json says so; the submission must be graded again).
 """
 import argparse
-import contextlib
 import fcntl
+import functools
 import json
 import os
+import shutil
 import sys
 import tarfile
+import threading
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 GRADING_DIR = Path(__file__).resolve().parent
@@ -49,8 +60,9 @@ import build  # noqa: E402
 import lessons  # noqa: E402
 import regions  # noqa: E402
 import report as scoring  # noqa: E402
+import sanitizers  # noqa: E402
 import shapes  # noqa: E402
-from runs import InfrastructureError, run_limited  # noqa: E402
+from runs import InfrastructureError, flock_within, run_limited  # noqa: E402
 
 HANDOUT_RECORD = GRADING_DIR / "handout.json"        # present in a hand-out only
 HANDOUT_KERNEL = GRADING_DIR / "handout_kernel.cuh"  # the hand-out's kernel as handed out
@@ -60,7 +72,8 @@ HOST_CHECK_SECONDS = 60
 CANARY_SECONDS = 120
 SANITIZER_SECONDS = 120
 PERFORMANCE_SECONDS = 180
-GPU_LOCK_WAIT_SECONDS = 1800
+GPU_LOCK_WAIT_SECONDS = 600    # another job on this GPU (production: none, gpu_host.py picks a free one)
+TREE_LOCK_WAIT_SECONDS = 1200  # another job's configure and build of the same grading tree
 DEFAULT_RUN_SECONDS = 20       # per correctness run, plus the time its arithmetic could need
 MAX_HANGS = 2                  # after this many killed runs the remaining runs are not started
 CHECK_RUN = ["--iters", "1", "--warmup", "0"]  # a correctness run times next to nothing
@@ -71,6 +84,7 @@ EXIT_MEANINGS = {1: "the check failed", 2: "no CUDA GPU", 3: "this GPU cannot ru
                  4: "bad command line or shape", 5: "CUDA error: a trap (an unwritten region), "
                  "a crash, or the harness's own deadlock timeout"}
 TEST_OUTPUT_MAX_CHARS = 2500
+EXIT_GRADED, EXIT_USAGE, EXIT_INFRASTRUCTURE = 0, 2, 3
 
 
 class SubmissionError(Exception):
@@ -81,50 +95,62 @@ class NoGpu(Exception):
     """The grading machine has no CUDA GPU: everything after the static checks is skipped."""
 
 
+class OutOfTime(InfrastructureError):
+    """The grade's time budget (--deadline) ran out: a busy host, not the submission."""
+
+
+class UsageError(Exception):
+    """The command line asks for something that does not exist: one line, exit 2, no report."""
+
+
 def read_submission(path, lesson):
     """(text, name) of the submission's kernel.cuh: the file itself, or the one inside a folder
     or archive (the one at the lesson's own path if there are several)."""
     path = Path(path)
+    hand_in = f"hand in {lesson.kernel} (the file, or a folder or archive that holds it)"
 
     def pick(candidates, where):
         if not candidates:
-            raise SubmissionError(f"no kernel.cuh in {where}")
+            raise SubmissionError(f"no kernel.cuh in {where}: {hand_in}")
         exact = [name for name in candidates if name.endswith(lesson.kernel)]
         if len(exact) == 1 or len(candidates) == 1:
             return (exact or candidates)[0]
         raise SubmissionError(f"{where} holds several kernel.cuh and none at {lesson.kernel}: "
                               + ", ".join(sorted(candidates)))
 
-    if path.is_dir():
-        found = {str(file.relative_to(path)): file for file in path.rglob("kernel.cuh")
-                 if file.is_file() and not file.is_symlink()}
-        name = pick(list(found), path.name)
-        data = found[name].read_bytes()[:SUBMISSION_MAX_BYTES + 1]
-    elif not path.is_file():
-        raise SubmissionError(f"{path} does not exist")
-    elif tarfile.is_tarfile(path):
-        with tarfile.open(path) as archive:
-            members = {member.name: member for member in archive.getmembers()
-                       if member.isfile() and member.name.endswith("kernel.cuh")}
-            name = pick(list(members), path.name)
-            data = archive.extractfile(members[name]).read(SUBMISSION_MAX_BYTES + 1)
-    elif zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            members = [info.filename for info in archive.infolist()
-                       if not info.is_dir() and info.filename.endswith("kernel.cuh")]
-            name = pick(members, path.name)
-            with archive.open(name) as file:
-                data = file.read(SUBMISSION_MAX_BYTES + 1)
-    else:
-        name, data = path.name, path.read_bytes()[:SUBMISSION_MAX_BYTES + 1]
+    try:
+        if path.is_dir():
+            found = {str(file.relative_to(path)): file for file in path.rglob("kernel.cuh")
+                     if file.is_file() and not file.is_symlink()}
+            name = pick(list(found), path.name)
+            data = found[name].read_bytes()[:SUBMISSION_MAX_BYTES + 1]
+        elif not path.is_file():
+            raise SubmissionError(f"{path} does not exist")
+        elif tarfile.is_tarfile(path):
+            with tarfile.open(path) as archive:
+                members = {member.name: member for member in archive.getmembers()
+                           if member.isfile() and member.name.endswith("kernel.cuh")}
+                name = pick(list(members), path.name)
+                data = archive.extractfile(members[name]).read(SUBMISSION_MAX_BYTES + 1)
+        elif zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                members = [info.filename for info in archive.infolist()
+                           if not info.is_dir() and info.filename.endswith("kernel.cuh")]
+                name = pick(members, path.name)
+                with archive.open(name) as file:
+                    data = file.read(SUBMISSION_MAX_BYTES + 1)
+        else:
+            name, data = path.name, path.read_bytes()[:SUBMISSION_MAX_BYTES + 1]
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as error:
+        raise SubmissionError(f"{path.name} is a damaged archive ({error}): {hand_in}") from None
     if len(data) > SUBMISSION_MAX_BYTES:
         raise SubmissionError(f"{name} is larger than {SUBMISSION_MAX_BYTES} bytes")
     if b"\0" in data:
-        raise SubmissionError(f"{name} is not a text file")
+        raise SubmissionError(f"{name} is not a text file: {hand_in}")
     try:
         return data.decode("utf-8"), name
     except UnicodeDecodeError as error:
-        raise SubmissionError(f"{name} is not UTF-8 text ({error})") from None
+        raise SubmissionError(f"{name} is not UTF-8 text ({error}): {hand_in}") from None
 
 
 def read_secret(secret_file):
@@ -143,32 +169,53 @@ def clipped(text, limit=TEST_OUTPUT_MAX_CHARS):
     return text if len(text) <= limit else "[...]\n" + text[-limit:]
 
 
-@contextlib.contextmanager
-def gpu_lock():
-    """One grading job per GPU: a lock per device (CUDA_VISIBLE_DEVICES names the one we use)."""
+def describe_exit(code):
+    """'exit code 5 (CUDA error: ...)', 'exit code 0', 'ended by signal 9', for test outputs."""
+    if code is None:
+        return "killed at its time limit"
+    if code < 0:
+        return f"ended by signal {-code}"
+    return f"exit code {code}" + (f" ({EXIT_MEANINGS[code]})" if code in EXIT_MEANINGS else "")
+
+
+def gpu_lock_path():
+    """One lock per device (CUDA_VISIBLE_DEVICES names the one this job uses)."""
     device = os.environ.get("CUDA_VISIBLE_DEVICES", "0").replace(",", "_") or "0"
-    path = Path(os.environ.get("GRADE_LOCK_DIR", "/tmp")) / f"gemm-grading-gpu-{device}.lock"
-    with open(path, "a") as lock:
-        deadline = time.monotonic() + GPU_LOCK_WAIT_SECONDS
-        announced = False
-        while True:
+    return Path(os.environ.get("GRADE_LOCK_DIR", "/tmp")) / f"gemm-grading-gpu-{device}.lock"
+
+
+class gpu_lock:
+    """The GPU, shared or to ourselves. Correctness runs of grades with --jobs above 1 share it
+    (timing does not matter there); performance, and every run of a grade with --jobs 1, hold it
+    exclusively. A turnstile lock, taken briefly by everyone before the GPU's lock and held by an
+    exclusive job while it waits, stops new shared holders from starving a waiting exclusive one."""
+
+    def __init__(self, exclusive=True, wait_seconds=GPU_LOCK_WAIT_SECONDS):
+        self.mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        self.wait_seconds = wait_seconds
+
+    def __enter__(self):
+        path = gpu_lock_path()
+        what, announce = f"the GPU (lock {path})", f"grade: waiting for the GPU (another job holds {path})"
+        deadline = None if self.wait_seconds is None else time.monotonic() + self.wait_seconds
+        with open(f"{path}.turnstile", "a") as turnstile:
+            flock_within(turnstile, fcntl.LOCK_EX, self.wait_seconds, what, announce)
+            self.lock = open(path, "a")
             try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise InfrastructureError(f"the GPU stayed busy (lock {path}) for "
-                                              f"{GPU_LOCK_WAIT_SECONDS} s") from None
-                if not announced:
-                    print(f"grade: waiting for the GPU (another grading job holds {path})", flush=True)
-                    announced = True
-                time.sleep(1)
-        yield
+                flock_within(self.lock, self.mode, None if deadline is None else
+                             max(0.0, deadline - time.monotonic()), what, announce)
+            except BaseException:
+                self.lock.close()
+                raise
+        return self
+
+    def __exit__(self, *exc):
+        self.lock.close()
 
 
 class Grader:
     def __init__(self, lesson_id, submission, results, build_dir, quick=False, secret=None,
-                 run_seconds=DEFAULT_RUN_SECONDS, keep_build=False):
+                 run_seconds=DEFAULT_RUN_SECONDS, keep_build=False, jobs=1, deadline_seconds=None):
         self.start = time.monotonic()
         self.lesson_id = lesson_id
         self.submission_path = Path(submission)
@@ -178,14 +225,74 @@ class Grader:
         self.secret = secret
         self.run_seconds = run_seconds
         self.keep_build = keep_build
+        self.jobs = max(1, int(jobs))
+        self.deadline_seconds = deadline_seconds
         self.in_handout = HANDOUT_RECORD.is_file()
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         self.report = scoring.Report(lesson_id, public_mode=secret is None, quick=quick)
         self.tree = build.GradeTree(ROOT, build_dir)
         self.folder = self.baseline_folder = None
         self.hangs = 0
+        self.counting = threading.Lock()  # hangs and run names, from the runs' threads
+        self.canaries = 0
         self.bound_seconds = None  # set before the GPU runs
-        self.first_reports = {}  # shape name -> the report of its correctness run
+        self.first_reports = {}  # shape name -> the report of its first correctness run
+        self.performance_ratios = {}  # performance shape ("4096 x 4096 x 4096") -> speed ratio
+
+    # ---- time and tools --------------------------------------------------------------------
+
+    def time_for(self, seconds, what):
+        """The time `what` may take: its own limit, or less where the grade's deadline is nearer.
+        OutOfTime when the deadline has passed."""
+        if self.deadline_seconds is None:
+            return seconds
+        left = self.start + self.deadline_seconds - time.monotonic()
+        if left < 1:
+            raise OutOfTime(self.out_of_time(what))
+        return min(seconds, left)
+
+    def out_of_time(self, what):
+        return (f"the grade did not finish within its time budget of {self.deadline_seconds:.0f} s "
+                f"({what}): the grading host was too busy. Grade it again.")
+
+    def tool(self, name):
+        """The path of a CUDA tool. Missing on the grading host: an infrastructure error. Missing
+        in a hand-out: recorded (the student can install it) and None, so that the tests that
+        need it say they did not run."""
+        try:
+            return binaries.tool(name)
+        except binaries.MissingTool:
+            if not self.in_handout:
+                raise
+            with self.counting:
+                if name not in self.report.missing_tools:
+                    self.report.missing_tools.append(name)
+            return None
+
+    def not_run_for(self, name):
+        return (f"not run: {name} is not on PATH (it comes with the CUDA toolkit; put the toolkit's "
+                "bin folder on PATH, e.g. /usr/local/cuda/bin, and grade again)")
+
+    def cuda_compiler_found(self):
+        """Whether CMake can find nvcc: on PATH, named by CUDACXX, or already in the tree's cache."""
+        if shutil.which("nvcc") or os.environ.get("CUDACXX"):
+            return True
+        cache = self.tree.tree / "CMakeCache.txt"
+        if cache.is_file():
+            for line in cache.read_text(errors="replace").split("\n"):
+                if line.startswith("CMAKE_CUDA_COMPILER:") and Path(line.split("=", 1)[-1]).is_file():
+                    return True
+        return False
+
+    def missing_tool_lines(self):
+        """For the student, one line per CUDA tool this hand-out's grader did not find."""
+        return [f"grade: {binaries.MissingTool(name)}. The tests that need it did not run: grade "
+                "again once it is there." for name in self.report.missing_tools]
+
+    def exit_status(self):
+        if self.report.infrastructure_error:
+            return EXIT_INFRASTRUCTURE
+        return EXIT_USAGE if self.report.missing_tools else EXIT_GRADED
 
     # ---- 1-2: the submission ---------------------------------------------------------------
 
@@ -236,7 +343,12 @@ class Grader:
     def build(self, spliced_text):
         """Builds the submission and its baseline (the course's solution, or in a hand-out the
         hand-out itself); False when the submission does not build (a test says why)."""
-        with self.tree.locked():
+        if self.in_handout and not self.cuda_compiler_found():
+            self.report.missing_tools.append("nvcc")
+            for part in scoring.POINTS:
+                self.report.not_run[part] = self.not_run_for("nvcc")
+            return False
+        with self.tree.locked(self.time_for(TREE_LOCK_WAIT_SECONDS, "waiting for the build tree")):
             self.folder = self.tree.add(self.lesson, spliced_text, self.host_checks,
                                         with_pair=not self.in_handout)
             targets = [self.folder.target("lesson")]
@@ -246,8 +358,11 @@ class Grader:
                 baseline = self.baseline_folder.target("lesson")
             else:
                 baseline = f"lesson{self.lesson_id:02d}"
-            self.tree.configure()
-            outcomes = self.tree.build(targets + [baseline], BUILD_SECONDS)
+            folders = [self.folder] + ([self.baseline_folder] if self.baseline_folder else [])
+            if any(folder.created for folder in folders) or \
+                    not all(self.tree.knows(target) for target in targets + [baseline]):
+                self.tree.configure()
+            outcomes = self.timed_build(targets + [baseline])
         if not outcomes[baseline].ok:
             raise InfrastructureError(f"the course's own lesson {self.lesson_id:02d} did not build:\n"
                                       + outcomes[baseline].log)
@@ -257,7 +372,8 @@ class Grader:
         seconds = max(outcome.seconds for outcome in outcomes.values())
         if failed:
             self.report.add("build with the course's flags", "info", False, clipped(
-                "\n\n".join(outcomes[target].log or "(no message)" for target in failed)), seconds)
+                "\n\n".join(outcomes[target].log or "(the compiler printed no message)"
+                            for target in failed)), seconds)
             for part in scoring.POINTS:
                 self.report.not_run[part] = "the submission did not build"
             return False
@@ -265,31 +381,44 @@ class Grader:
                         "built without warnings, spills or serialized wgmma", seconds)
         return True
 
+    def timed_build(self, targets):
+        """tree.build within the grade's budget; OutOfTime when the deadline, not the build's own
+        limit, stopped it."""
+        allowed = self.time_for(BUILD_SECONDS, "building")
+        outcomes = self.tree.build(targets, allowed)
+        if allowed < BUILD_SECONDS and any(outcome.timed_out for outcome in outcomes.values()):
+            raise OutOfTime(self.out_of_time("the build was stopped at the deadline"))
+        return outcomes
+
     # ---- 4: static checks ------------------------------------------------------------------
 
     def static_checks(self):
         namespace = build.submission_namespace(self.lesson)
         signature = self.lesson.signature
-        if signature:
+        cuobjdump = self.tool("cuobjdump")
+        if signature and not cuobjdump:
+            self.report.add("instruction signature", "technique", False, self.not_run_for("cuobjdump"))
+        elif signature:
             mnemonics = binaries.kernel_mnemonics(self.executable, namespace)
             missing = binaries.missing_from_signature(signature, mnemonics)
             counts = {word: sum(count for mnemonic, count in mnemonics.items()
                                 if mnemonic == word or mnemonic.startswith(word + "."))
                       for word in signature}
             self.report.add("instruction signature", "technique", not missing,
-                            f"missing from the kernel's machine code: {', '.join(missing)}" if missing
-                            else "the kernel's machine code has " +
+                            f"missing from the kernel's machine code: {', '.join(missing)} (the "
+                            f"signature is {' '.join(signature)}; found: "
+                            + ", ".join(f"{word} ({counts[word]})" for word in signature) + ")"
+                            if missing else "the kernel's machine code has " +
                             ", ".join(f"{word} ({counts[word]})" for word in signature))
         for check in self.host_checks:
-            run = run_limited([self.tree.executable(self.folder.target(f"check_{check}"))],
-                              HOST_CHECK_SECONDS, self.results)
-            self.report.add(f"host check {check}", "technique", run.exit_code == 0,
-                            clipped(run.output.strip()) or f"exit code {run.exit_code}", run.seconds)
+            self.host_check(check)
         if not signature and not self.host_checks:
             self.report.add("technique", "technique", True,
                             "this lesson has no instruction signature or host check: the points "
                             "follow from one correct public shape")
-
+        if not cuobjdump:
+            self.report.add("external symbols", "info", False, self.not_run_for("cuobjdump"))
+            return
         extra_device = sorted(binaries.device_undefined_functions(self.executable)
                               - binaries.device_undefined_functions(self.baseline))
         host_submission = binaries.host_undefined_symbols(self.executable)
@@ -303,21 +432,39 @@ class Grader:
                         "only what the course's solution needs" if not extra else
                         "needs what the solution does not: " + ", ".join(extra))
 
+    def host_check(self, check):
+        allowed = self.time_for(HOST_CHECK_SECONDS, f"the host check {check}")
+        run = run_limited([self.tree.executable(self.folder.target(f"check_{check}"))], allowed,
+                          self.results)
+        output = clipped(run.output.strip())
+        if run.timed_out:
+            text = f"did not finish within {allowed:.0f} s: killed"
+        elif run.exit_code == 0:
+            text = output or "passed"
+        else:
+            text = f"failed ({describe_exit(run.exit_code)})" + (f":\n{output}" if output else
+                                                                  ", without printing why")
+        self.report.add(f"host check {check}", "technique", run.exit_code == 0, text, run.seconds)
+
     # ---- 5: runs ---------------------------------------------------------------------------
 
     def run_timeout(self, shape):
         return self.run_seconds + shape.flops / 2e11
 
-    def run(self, executable, arguments, timeout, name):
-        """One run of an executable; its report file and its log kept under runs/."""
+    def run(self, executable, arguments, timeout, name, result_file=True):
+        """One run of an executable within its limit and the grade's budget; its log (and report
+        file) kept under runs/."""
         self.runs_dir.mkdir(parents=True, exist_ok=True)
-        result_file = self.runs_dir / f"{name}.json"
-        result = run_limited([executable, *arguments, "--result-file", result_file], timeout,
-                             self.runs_dir, result_file=result_file)
+        allowed = self.time_for(timeout, f"before the run {name}")
+        report = self.runs_dir / f"{name}.json" if result_file else None
+        command = [executable, *arguments] + (["--result-file", report] if report else [])
+        result = run_limited(command, allowed, self.runs_dir, result_file=report)
         (self.runs_dir / f"{name}.log").write_text(
-            " ".join(map(str, result.command)) + f"\nexit code {result.exit_code}, "
+            " ".join(map(str, result.command)) + f"\n{describe_exit(result.exit_code)}, "
             f"{result.seconds:.1f} s{', killed at the time limit' if result.timed_out else ''}\n\n"
             + result.output)
+        if result.timed_out and allowed < timeout:
+            raise OutOfTime(self.out_of_time(f"the run {name} was stopped at the deadline"))
         return result
 
     def canary(self, why):
@@ -330,30 +477,36 @@ class Grader:
                 if probe.exit_code == 2:
                     raise NoGpu(probe.last_lines(2))
             return
+        with self.counting:
+            self.canaries += 1
+            name = f"canary_{self.canaries}"
         result = self.run(self.baseline, ["--m", "128", "--n", "128", "--k", "128", *CHECK_RUN],
-                          CANARY_SECONDS, f"canary_{int(time.monotonic() - self.start)}")
+                          CANARY_SECONDS, name)
         if result.exit_code == 2 and why == "start":
             raise NoGpu(result.last_lines(2))
         report = result.result or {}
         if result.exit_code != 0 or not (report.get("check") or {}).get("passed"):
             raise InfrastructureError(f"the course's own solution failed on a small shape ({why}): "
-                                      f"exit code {result.exit_code}\n{result.last_lines()}")
+                                      f"{describe_exit(result.exit_code)}\n{result.last_lines()}")
 
-    def correctness_run(self, shape):
-        """Runs one shape: (passed, text, seconds), or None when hangs stopped the runs."""
+    def hung(self, what):
+        """Counts a killed run and proves the GPU healthy after it."""
+        with self.counting:
+            self.hangs += 1
+        self.canary(f"after {what} was killed")
+
+    def correctness_run(self, shape, label):
+        """Runs one shape: (passed, text, seconds, report), or None when hangs stopped the runs."""
         if self.hangs >= MAX_HANGS:
             return None
         result = self.run(self.executable, shape.arguments() + CHECK_RUN, self.run_timeout(shape),
-                          ("hidden_" if shape.hidden else "public_") + shape.name)
+                          f"{label}_{shape.name}")
         if result.timed_out:
-            self.hangs += 1
-            self.canary(f"after the run of {shape.name} was killed")
+            self.hung(f"the run of {shape.name}")
             return False, (f"did not finish within {self.run_timeout(shape):.0f} s (a hang?): "
-                           "killed with its process group"), result.seconds
+                           "killed with its process group"), result.seconds, None
         passed, text = self.judge(result, shape)
-        if passed:
-            self.first_reports[shape.name] = result.result
-        return passed, text, result.seconds
+        return passed, text, result.seconds, result.result
 
     def judge(self, result, shape):
         report = result.result
@@ -361,14 +514,15 @@ class Grader:
         if code in (2, 3, 4):
             raise InfrastructureError(f"the run of {shape.name} exited with {code} "
                                       f"({EXIT_MEANINGS[code]})\n{result.last_lines()}")
-        meaning = EXIT_MEANINGS.get(code, f"ended by signal {-code}" if code and code < 0 else "")
-        tail = "\n" + clipped(result.last_lines()) if result.output.strip() else ""
+        tail = "\nlast lines of its output:\n" + clipped(result.last_lines()) if result.output.strip() else ""
         if report is None:
-            return False, f"exit code {code} ({meaning}); {result.result_problem}{tail}"
+            return False, f"no result: {result.result_problem} ({describe_exit(code)}){tail}"
         check = report.get("check") if isinstance(report.get("check"), dict) else {}
         expected = {"lesson": self.lesson_id, "m": shape.m, "n": shape.n, "k": shape.k, "seed": shape.seed}
-        if any(report.get(key) != value for key, value in expected.items()):
-            return False, f"the report does not describe this run: {clipped(str(report), 400)}"
+        wrong = {key: report.get(key) for key, value in expected.items() if report.get(key) != value}
+        if wrong:
+            return False, (f"the report does not describe this run (expected {expected}, it says "
+                           f"{wrong}): {clipped(str(report), 400)}")
         error = check.get("max_normalized_error")
         details = (f"max normalized error {error if error is not None else 'n/a'} (passes <= 1), "
                    f"{check.get('mismatches', '?')} mismatches, {check.get('nan_or_inf', '?')} NaN/Inf, "
@@ -376,91 +530,103 @@ class Grader:
                    f"{check.get('guard_overwritten', '?')} written past the end of D")
         if code == 0 and check.get("passed") is True:
             return True, details
-        return False, f"exit code {code} ({meaning}): {details}{tail}"
+        if check.get("passed") is True:
+            return False, f"the check passed, but then the run failed ({describe_exit(code)}): {details}{tail}"
+        verdict = "wrong result" if check.get("passed") is False else "the report has no check verdict"
+        return False, f"{verdict} ({describe_exit(code)}): {details}{tail}"
 
-    def correctness(self, part, shape_list):
-        for shape in shape_list:
-            outcome = self.correctness_run(shape)
-            name = f"{shape.name} ({shape.size}, seed {shape.seed})"
-            if outcome is None:
-                self.report.add(name, part, False, f"not run: {MAX_HANGS} runs hung before it")
-            else:
-                self.report.add(name, part, *outcome)
+    def shape_test(self, part, shape):
+        """(name, part, passed, text, seconds) of one shape's correctness test."""
+        name = f"{shape.name} ({shape.size}, seed {shape.seed})"
+        outcome = self.correctness_run(shape, part)
+        if outcome is None:
+            return name, part, False, f"not run: {MAX_HANGS} runs hung before it", 0.0
+        passed, text, seconds, report = outcome
+        if passed:
+            self.first_reports[shape.name] = report
+        return name, part, passed, text, seconds
 
-    def reruns(self, rerun_shapes):
-        for shape in rerun_shapes:
-            name = f"bit-identical rerun of {shape.name}"
-            first = self.first_reports.get(shape.name)
-            if first is None:
-                self.report.add(name, "robustness", False, "its first run did not pass")
-                continue
-            outcome = self.correctness_run(shape)
-            if outcome is None or not outcome[0]:
-                self.report.add(name, "robustness", False, outcome[1] if outcome else "not run")
-                continue
-            second = self.first_reports[shape.name]
-            first_check, second_check = first["check"], second["check"]
-            if "output_hash" in first_check and "output_hash" in second_check:
-                same = first_check["output_hash"] == second_check["output_hash"]
-                text = f"output hashes {first_check['output_hash']} and {second_check['output_hash']}"
-            else:
-                keys = ("max_normalized_error", "mismatches")
-                same = all(first_check.get(key) == second_check.get(key) for key in keys)
-                text = "same error statistics (the report has no output_hash: a weak comparison)"
-            self.report.add(name, "robustness", same, text if same else "different outputs: " + text,
-                            outcome[2])
+    def rerun_test(self, shape):
+        name = f"bit-identical rerun of {shape.name}"
+        first = self.first_reports.get(shape.name)
+        if first is None:
+            return name, "robustness", False, "not run: its first run did not pass", 0.0
+        outcome = self.correctness_run(shape, "rerun")
+        if outcome is None:
+            return name, "robustness", False, f"not run: {MAX_HANGS} runs hung before it", 0.0
+        passed, text, seconds, second = outcome
+        if not passed:
+            return name, "robustness", False, "the second run failed: " + text, seconds
+        first_check, second_check = first["check"], second["check"]
+        if "output_hash" in first_check and "output_hash" in second_check:
+            same = first_check["output_hash"] == second_check["output_hash"]
+            text = f"output hashes {first_check['output_hash']} and {second_check['output_hash']}"
+        else:
+            keys = ("max_normalized_error", "mismatches")
+            same = all(first_check.get(key) == second_check.get(key) for key in keys)
+            text = "same error statistics (the report has no output_hash: a weak comparison)"
+        return name, "robustness", same, text if same else "different outputs: " + text, seconds
 
-    def sanitizers(self):
-        sanitizer = binaries.tool("compute-sanitizer")
+    def sanitizer_test(self, tool):
         m, n, k = shapes.SANITIZER_SHAPE
-        for tool in SANITIZER_TOOLS:
-            self.runs_dir.mkdir(parents=True, exist_ok=True)
-            result = run_limited([sanitizer, "--tool", tool, "--error-exitcode", "99", "--print-limit",
-                                  "20", self.executable, "--m", m, "--n", n, "--k", k, "--seed", "7",
-                                  "--profile"], SANITIZER_SECONDS, self.runs_dir)
-            (self.runs_dir / f"sanitizer_{tool}.log").write_text(result.output)
-            clean = result.exit_code == 0 and "ERROR SUMMARY: 0 errors" in result.output
-            if result.timed_out:
-                self.hangs += 1
-                self.canary(f"after compute-sanitizer {tool} was killed")
-                text = f"did not finish within {SANITIZER_SECONDS} s: killed"
-            elif clean:
-                text = "0 errors"
-            else:
-                text = f"exit code {result.exit_code}\n" + clipped(result.last_lines(25))
-            self.report.add(f"compute-sanitizer {tool} at {m} x {n} x {k}", "robustness", clean,
-                            text, result.seconds)
+        name = f"compute-sanitizer {tool} at {m} x {n} x {k}"
+        sanitizer = self.tool("compute-sanitizer")
+        if sanitizer is None:
+            return name, "robustness", False, self.not_run_for("compute-sanitizer"), 0.0
+        if self.hangs >= MAX_HANGS:
+            return name, "robustness", False, f"not run: {MAX_HANGS} runs hung before it", 0.0
+        result = self.run(sanitizer, ["--tool", tool, "--error-exitcode", str(sanitizers.ERROR_EXIT_CODE),
+                                      "--print-limit", "20", self.executable, "--m", m, "--n", n,
+                                      "--k", k, "--seed", "7", "--profile"],
+                          SANITIZER_SECONDS, f"sanitizer_{tool}", result_file=False)
+        if result.timed_out:
+            self.hung(f"compute-sanitizer {tool}")
+            return name, "robustness", False, f"did not finish within {SANITIZER_SECONDS} s: killed", \
+                result.seconds
+        clean, text = sanitizers.verdict(tool, result.exit_code, result.output)
+        return name, "robustness", clean, clipped(text), result.seconds
+
+    def in_parallel(self, tasks):
+        """The tasks' results, in order, with up to self.jobs of them running at once. The first
+        exception cancels the tasks not yet started and is raised once the running ones end (each
+        within its own time limit)."""
+        if self.jobs == 1 or len(tasks) < 2:
+            return [task() for task in tasks]
+        pool = ThreadPoolExecutor(self.jobs)
+        try:
+            futures = [pool.submit(task) for task in tasks]
+            return [future.result() for future in futures]
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def performance_blocked(self):
+        """Why performance is not graded, or None."""
+        if self.report.public_mode:
+            return "public mode"
+        if self.report.flags:
+            return "the submission is flagged for review"
+        if not self.report.everything_but_performance_full():
+            return "performance counts only when everything else earned full points"
+        return None
 
     def performance(self):
-        if self.report.public_mode:
-            return
-        if self.report.flags:
-            self.report.not_run["performance"] = "the submission is flagged for review"
-            return
-        if not self.report.everything_but_performance_full():
-            self.report.not_run["performance"] = ("performance counts only when everything "
-                                                  "else earned full points")
-            return
-        with self.tree.locked():
-            pair = self.folder.target("pair")
-            outcome = self.tree.build([pair], BUILD_SECONDS)[pair]
-        if not outcome.ok:
-            raise InfrastructureError("the pair program (submission against solution) did not "
-                                      "build:\n" + outcome.log)
+        """Times the submission against the solution; the caller holds the GPU exclusively."""
         pairs = QUICK_PERFORMANCE_PAIRS if self.quick else PERFORMANCE_PAIRS
         chosen = shapes.PERFORMANCE_SHAPES[:1] if self.quick else shapes.PERFORMANCE_SHAPES
         ratios, tests = [], []
         for m, n, k in chosen:
             shape = shapes.Shape(f"performance_{m}x{n}x{k}", m, n, k, seed=1)
-            result = self.run(self.tree.executable(pair), shape.arguments() +
+            result = self.run(self.tree.executable(self.folder.target("pair")), shape.arguments() +
                               ["--iters", str(pairs), "--warmup", "5"], PERFORMANCE_SECONDS, shape.name)
             report = result.result or {}
             ratio = report.get("ratio")
             minimum = (report.get("lesson_ms") or {}).get("min")
             if result.exit_code != 0 or not isinstance(ratio, (int, float)) or not minimum:
-                text = (f"no timing: exit code {result.exit_code} "
-                        f"({EXIT_MEANINGS.get(result.exit_code, 'killed' if result.timed_out else '')})"
-                        f"\n{clipped(result.last_lines())}")
+                missing = result.result_problem or ("no speed ratio in the report" if not isinstance(
+                    ratio, (int, float)) else "no minimum time in the report")
+                text = (f"no timing: the pair program (submission against solution) "
+                        f"{'was killed at its time limit' if result.timed_out else 'ended with ' + describe_exit(result.exit_code)}"
+                        f"; {missing}\n{clipped(result.last_lines())}")
                 tests.append((shape.size, False, text, result.seconds))
                 ratios.append(0.0)
                 continue
@@ -477,12 +643,15 @@ class Grader:
             clock_text = (f"; SM clock {clock.get('sm_mhz_min')}-{clock.get('sm_mhz_max')} MHz, "
                           f"throttle: {clock.get('throttle') or 'none'}" if clock.get("available") else "")
             ratios.append(float(ratio))
+            self.performance_ratios[shape.size] = float(ratio)
             tests.append((shape.size, True, f"{ratio:.3f} x the solution's speed (median of "
                           f"{report.get('pairs')} pairs), {report.get('lesson_tflops', 0):.1f} "
                           f"TFLOP/s against {report.get('reference_tflops', 0):.1f}{clock_text}",
                           result.seconds))
         fraction, mean = scoring.performance_fraction(ratios)
         for size, passed, text, seconds in tests:
+            if passed and fraction == 0:
+                text += "\n(No points: the other shape gave no timing, so the geometric mean is 0.)"
             self.report.add(size, "performance", passed and fraction > 0, text, seconds, fraction)
         self.report.notes.append(f"Performance: geometric mean {mean:.3f} x the course's solution "
                                  f"(full points from {scoring.FULL_POINTS_RATIO}).")
@@ -516,21 +685,39 @@ class Grader:
         rerun = [shape for shape in public if shape.name == "ragged_all"] + hidden[:1]
         if self.quick:
             rerun = rerun[:1]
+        sanitizer_tools = () if self.quick else SANITIZER_TOOLS
         # The most this part can take, every run at its limit: a hang cannot make grading longer.
         self.bound_seconds = (CANARY_SECONDS * (1 + MAX_HANGS)
                               + sum(self.run_timeout(shape) for shape in public + hidden + rerun)
-                              + (0 if self.quick else SANITIZER_SECONDS * len(SANITIZER_TOOLS))
+                              + SANITIZER_SECONDS * len(sanitizer_tools)
                               + PERFORMANCE_SECONDS * len(shapes.PERFORMANCE_SHAPES))
-        with gpu_lock():
+        lock_wait = self.time_for(GPU_LOCK_WAIT_SECONDS, "waiting for the GPU")
+        with gpu_lock(exclusive=self.jobs == 1, wait_seconds=lock_wait):
             self.canary("start")
             self.report.notes.append(f"Time limit of the runs on the GPU: {self.bound_seconds:.0f} s "
                                      "(every run at its own limit).")
-            self.correctness("public", public)
-            self.correctness("hidden", hidden)
-            self.reruns(rerun)
-            if not self.quick:
-                self.sanitizers()
+            first = [functools.partial(self.shape_test, "public", shape) for shape in public]
+            first += [functools.partial(self.shape_test, "hidden", shape) for shape in hidden]
+            first += [functools.partial(self.sanitizer_test, tool) for tool in sanitizer_tools]
+            for test in self.in_parallel(first):
+                self.report.add(*test)
+            for test in self.in_parallel([functools.partial(self.rerun_test, shape) for shape in rerun]):
+                self.report.add(*test)
             self.report_cublas()
+        blocked = self.performance_blocked()
+        if blocked:
+            if blocked != "public mode":
+                self.report.not_run["performance"] = blocked
+            return
+        with self.tree.locked(self.time_for(TREE_LOCK_WAIT_SECONDS, "waiting for the build tree")):
+            pair = self.folder.target("pair")
+            outcome = self.timed_build([pair])[pair]
+        if not outcome.ok:
+            raise InfrastructureError("the pair program (submission against solution) did not "
+                                      "build:\n" + outcome.log)
+        # Timing alone on the GPU: no other job's run may overlap it.
+        with gpu_lock(exclusive=True, wait_seconds=self.time_for(GPU_LOCK_WAIT_SECONDS, "waiting "
+                                                                 "for the GPU, to time")):
             self.performance()
 
     # ---- the whole job ---------------------------------------------------------------------
@@ -562,8 +749,43 @@ class Grader:
         return scoring.write_outputs(self.report, self.results, time.monotonic() - self.start)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (exit 2): `make grade` prints it as is."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (--help for the usage)\n")
+
+
+def environment_number(name, default, kind=int):
+    value = os.environ.get(name)
+    try:
+        return kind(value) if value else default
+    except ValueError:
+        raise UsageError(f"{name} must be a number, not '{value}'") from None
+
+
+def check_usage(lesson_text, submission):
+    """The lesson number, or UsageError: the lesson must exist here (in a hand-out: be the
+    hand-out's), and the submission path must exist."""
+    if not lesson_text.strip().isdigit() or not 1 <= int(lesson_text) <= 99:
+        raise UsageError(f"L must be a lesson number such as 08, not '{lesson_text}'")
+    lesson_id = int(lesson_text)
+    folders = lessons.lesson_folders(ROOT)
+    if lesson_id not in folders:
+        raise UsageError(f"there is no lesson {lesson_id:02d} under lessons/ (have: "
+                         + ", ".join(f"{number:02d}" for number in sorted(folders)) + ")")
+    if HANDOUT_RECORD.is_file():
+        handed_out = json.loads(HANDOUT_RECORD.read_text())["lesson"]
+        if handed_out != lesson_id:
+            raise UsageError(f"this hand-out is the homework of lesson {handed_out:02d}: grade it "
+                             f"with L={handed_out:02d}")
+    if not Path(submission).exists():
+        raise UsageError(f"the submission {submission} does not exist")
+    return lesson_id
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Grade one homework submission.")
+    parser = OneLineParser(prog="grade", description="Grade one homework submission.")
     parser.add_argument("lesson", help="lesson number, e.g. 08")
     parser.add_argument("submission", help="a kernel.cuh, or a folder or archive holding one")
     parser.add_argument("--results", type=Path, help="where to write results.json and summary.txt "
@@ -578,24 +800,35 @@ def main(argv=None):
     parser.add_argument("--secret-file", help="file holding the secret (or GRADE_SECRET)")
     parser.add_argument("--keep-build", action="store_true",
                         help="keep the submission's build in the grading tree afterwards")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="correctness runs at once, sharing the GPU (default GRADE_JOBS or 1)")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="seconds the whole grade may take (default GRADE_DEADLINE or none)")
     args = parser.parse_args(argv)
-    if not args.lesson.strip().isdigit() or not 1 <= int(args.lesson) <= 99:
-        print(f"grade: L must be a lesson number such as 08, not '{args.lesson}'", file=sys.stderr)
-        return 2
-    lesson_id = int(args.lesson)
+    try:
+        lesson_id = check_usage(args.lesson, args.submission)
+        jobs = args.jobs if args.jobs is not None else environment_number("GRADE_JOBS", 1)
+        deadline = args.deadline if args.deadline is not None else \
+            environment_number("GRADE_DEADLINE", None, float)
+        if jobs < 1 or (deadline is not None and deadline <= 0):
+            raise UsageError("--jobs and --deadline must be positive")
+        try:
+            secret = read_secret(args.secret_file)
+        except (OSError, InfrastructureError) as error:
+            raise UsageError(f"cannot read the secret: {error}") from None
+    except UsageError as error:
+        print(f"grade: {error}", file=sys.stderr)
+        return EXIT_USAGE
     results = args.results or (args.build_dir / "results" /
                                f"lesson{lesson_id:02d}-{time.strftime('%Y%m%d-%H%M%S')}")
-    try:
-        secret = read_secret(args.secret_file)
-    except (OSError, InfrastructureError) as error:
-        print(f"grade: cannot read the secret: {error}", file=sys.stderr)
-        return 2
     grader = Grader(lesson_id, args.submission, results, args.build_dir.resolve(), args.quick,
-                    secret, args.run_timeout, args.keep_build)
+                    secret, args.run_timeout, args.keep_build, jobs, deadline)
     summary = grader.grade()
     print(summary, end="")
     print(f"grade: wrote {results / 'results.json'} and {results / 'summary.txt'}")
-    return 3 if grader.report.infrastructure_error else 0
+    for line in grader.missing_tool_lines():
+        print(line, file=sys.stderr)
+    return grader.exit_status()
 
 
 if __name__ == "__main__":

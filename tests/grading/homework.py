@@ -5,23 +5,32 @@ Usage: homework.py NN [--dist DIR]
 
 Writes DIR/homeworkNN/ (default DIR: dist/) and DIR/homeworkNN.tar.gz:
 
-  - the course's files (the tracked and not-ignored files of this working tree; in a clean
-    checkout that is HEAD), without the lessons after NN and without what only the course staff
-    needs (the planted submissions, this tool, its tests, the CI script, docs/grading.md);
+  - the course's files (the tracked and not-ignored files of this git checkout; in a clean
+    checkout that is HEAD), without the lessons after NN, without what only the course staff
+    needs (the planted submissions, this tool, its tests, the CI script, docs/grading.md), and
+    without the common building blocks that spell out the answer of lesson NN or a later one
+    (a `// Taught in lesson MM` line in their first 40 lines, MM >= NN) and whatever includes
+    them (a test that includes one is dropped, and its line in a CMakeLists.txt with it);
   - everything that lists the lessons regenerated to match: lessons/CMakeLists.txt, the registry,
     the lesson tables of the READMEs and docs, the per-lesson CSV files and reference profiles;
+    Markdown links to what the hand-out leaves out become plain text;
   - lesson NN's exercise regions replaced by stubs (regions.cut), its README's solution snippets
-    replaced by a placeholder, and a HOMEWORK.md that says what to do and how it is graded.
+    replaced by a placeholder, and a HOMEWORK.md that says what to do, which make targets work,
+    and how it is graded.
 
-Then the leak check: if any distinctive line of lesson NN's solution (regions.solution_lines)
-still appears anywhere in the hand-out, the tool fails and names the place. Later lessons repeat
-earlier answers verbatim, which is why they are left out.
+Then the leak check: if the hand-out still gives away an answer of lesson NN anywhere (earlier
+lessons, their READMEs, docs/ and common/ included): the only distinctive line of a region, two of
+its lines together, or most of its lines (leaks()), the tool fails and names the place.
 
-Exit status: 0 done; 1 the leak check or a consistency check failed; 2 bad usage or a lesson
-whose markers are malformed.
+It needs a git checkout of the course (git ls-files says which files are the course's); from a
+folder that is not one it stops with one line (exit 2).
+
+Exit status: 0 done; 1 the leak check or a consistency check failed; 2 bad usage, not a git
+checkout, or a lesson whose markers are malformed.
 """
 import argparse
 import json
+import os
 import re
 import shutil
 import string
@@ -72,24 +81,41 @@ class HandoutError(Exception):
     """The hand-out cannot be built as asked; the message says why."""
 
 
+class NotACheckout(HandoutError):
+    """The course is not a git checkout here (a release archive, say): usage, exit 2."""
+
+
+def git(root, *arguments):
+    """git's output in `root`, or None when git fails or is missing."""
+    try:
+        completed = subprocess.run(["git", *arguments], cwd=root, capture_output=True, check=False)
+    except OSError:
+        return None
+    return completed.stdout.decode(errors="replace") if completed.returncode == 0 else None
+
+
 def course_files(root):
-    """The files of the course: tracked, or untracked but not ignored (a new lesson in progress)."""
-    listing = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                             cwd=root, capture_output=True, check=False)
-    if listing.returncode != 0:
-        raise HandoutError("git ls-files failed: the hand-out is built from a git checkout of the "
-                           "course\n" + listing.stderr.decode(errors="replace"))
-    paths = sorted({path for path in listing.stdout.decode().split("\0") if path})
+    """The files of the course: tracked, or untracked but not ignored (a new lesson in progress).
+    NotACheckout unless `root` is the top of a git checkout: the list comes from git."""
+    top = git(root, "rev-parse", "--show-toplevel")
+    if top is None or Path(top.strip()).resolve() != Path(root).resolve():
+        raise NotACheckout(f"{root} is not a git checkout of the course: the hand-out is built from "
+                           "the files git lists, so run make homework in a clone of the course")
+    listing = git(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
+    if listing is None:
+        raise HandoutError("git ls-files failed in the course's checkout")
+    paths = sorted({path for path in listing.split("\0") if path})
     return [path for path in paths if (root / path).is_file()]
 
 
-def source_description(root):
-    """'HEAD 1a2b3c4' or 'HEAD 1a2b3c4 plus uncommitted changes', for the hand-out's record."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
-                          text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True,
-                           text=True).stdout.strip()
-    return f"HEAD {head}" + (" plus uncommitted changes" if dirty else "")
+def source_record(root):
+    """What the hand-out was built from: {"source": "HEAD 1a2b3c4[ plus uncommitted changes]",
+    "commit": the full hash, "uncommitted_changes": bool}. The grading host pins its checkout to
+    that commit (gpu_host.py)."""
+    commit = (git(root, "rev-parse", "HEAD") or "").strip() or None
+    dirty = bool((git(root, "status", "--porcelain") or "").strip())
+    source = f"HEAD {commit[:7] if commit else 'unknown'}" + (" plus uncommitted changes" if dirty else "")
+    return {"source": source, "commit": commit, "uncommitted_changes": dirty}
 
 
 def is_course_only(path):
@@ -218,7 +244,186 @@ def cut_readme_solutions(text, lesson_regions, origin):
     return "\n".join(out)
 
 
-def render_homework_page(lesson, lesson_regions, source):
+# ---- Common building blocks that later lessons include --------------------------------------
+
+# A common file that holds the code of an exercise region of lesson MM says so in its first lines
+# (`// Taught in lesson MM: ...`): the hand-outs of lessons up to MM leave it out, since it holds
+# the answer of lesson MM, or of a lesson after theirs.
+TAUGHT_IN = re.compile(r"^// Taught in lesson (?P<id>\d\d)\b")
+TAUGHT_IN_LINES = 40
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"(?P<path>[^"]+)"', re.MULTILINE)
+SOURCE_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h"}
+
+
+def taught_in(text):
+    """The lesson whose exercise a common file spells out (its `// Taught in lesson MM` line
+    within the first 40 lines), or None."""
+    for line in text.split("\n")[:TAUGHT_IN_LINES]:
+        match = TAUGHT_IN.match(line)
+        if match:
+            return int(match["id"])
+    return None
+
+
+def included_paths(text, path, files):
+    """The course files that a source #includes: paths are relative to the repository root (the
+    course's convention) or to the including file's folder."""
+    found = []
+    for include in INCLUDE.finditer(text):
+        for candidate in (include["path"], os.path.normpath(os.path.join(os.path.dirname(path),
+                                                                          include["path"]))):
+            if candidate in files:
+                found.append(candidate)
+                break
+    return found
+
+
+def files_to_leave_out_for_common(root, files, lesson_id):
+    """{path: why} of the common files taught in lesson `lesson_id` or later, and of every other
+    source that includes one of them, directly or through another."""
+    sources = {path: (root / path).read_text(errors="replace") for path in files
+               if Path(path).suffix in SOURCE_SUFFIXES}
+    left_out = {}
+    for path, text in sources.items():
+        taught = taught_in(text) if path.startswith("common/") else None
+        if taught is not None and taught >= lesson_id:
+            left_out[path] = f"taught in lesson {taught:02d}"
+    includes = {path: included_paths(text, path, sources) for path, text in sources.items()}
+    grown = True
+    while grown:
+        grown = False
+        for path, included in includes.items():
+            reason = next((name for name in included if name in left_out), None)
+            if path not in left_out and reason:
+                left_out[path] = f"includes {reason}"
+                grown = True
+    return left_out
+
+
+def drop_cmake_references(text, folder, left_out):
+    """A CMakeLists.txt in `folder` without the names of left-out files (a test source listed in
+    tests/CMakeLists.txt): the name goes, and its line when nothing else is left on it."""
+    names = set(left_out)
+    names.update(path[len(folder) + 1:] for path in left_out if folder and path.startswith(folder + "/"))
+    if not names:
+        return text
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    token = re.compile(r"(?<![\w./-])[ \t]*(?:\$\{\w+\}/)?(?:" + alternatives + r")(?![\w./-])")
+    kept = []
+    for line in text.split("\n"):
+        edited = token.sub("", line)
+        if edited == line:
+            kept.append(line)
+        elif edited.strip():
+            kept.append(edited.rstrip())
+    return "\n".join(kept)
+
+
+# ---- Markdown links to what the hand-out leaves out ---------------------------------------------
+
+MARKDOWN_LINK = re.compile(r"(?P<image>!?)\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]"
+                           r"\((?P<target>[^()\s]+)(?:[ \t]+\"[^\"]*\")?\)")
+FENCED_CODE = re.compile(r"(^[ \t]*```[^\n]*\n.*?^[ \t]*```[^\n]*$)", re.MULTILINE | re.DOTALL)
+URL_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+
+
+def link_destination(target, page):
+    """The repository path a relative link of `page` points to (anchor cut), or None for a URL,
+    an anchor of the page itself or a path outside the repository."""
+    path = target.split("#")[0]
+    if not path or URL_SCHEME.match(path) or path.startswith("/"):
+        return None
+    resolved = os.path.normpath(os.path.join(os.path.dirname(page), path))
+    return None if resolved.startswith("..") else resolved.rstrip("/")
+
+
+def unlink_left_out(text, page, left_out):
+    """The Markdown of `page` with each link to a left-out path (a file, or a folder that held
+    one) turned into its plain words; code blocks are left as they are."""
+    def replace(match):
+        destination = link_destination(match["target"], page)
+        if destination is None or not left_out(destination):
+            return match[0]
+        return match["text"]
+
+    pieces = FENCED_CODE.split(text)
+    return "".join(piece if index % 2 else MARKDOWN_LINK.sub(replace, piece)
+                   for index, piece in enumerate(pieces))
+
+
+def links_out_of(folder, counts=lambda destination: True):
+    """(page, link) of every relative Markdown link of a hand-out whose destination is not in it,
+    among the destinations `counts` accepts (outside code blocks): what unlink_left_out must have
+    left none of."""
+    found = []
+    for page in sorted(folder.rglob("*.md")):
+        relative = str(page.relative_to(folder))
+        for link in MARKDOWN_LINK.finditer(FENCED_CODE.sub("", page.read_text())):
+            destination = link_destination(link["target"], relative)
+            if destination is not None and counts(destination) and not (folder / destination).exists():
+                found.append((relative, link[0]))
+    return found
+
+
+# ---- HOMEWORK.md ---------------------------------------------------------------------------------
+
+# Make targets that build from files outside the lessons: the hand-out can run them only when
+# those files name no lesson it leaves out.
+TARGET_SOURCES = {"resources": ("profiles/resource_study.cu",),
+                  "sweep": ("profiles/sweep.cu", "profiles/variants_*.cu")}
+MAKE_TARGET = re.compile(r"\bmake (?P<target>lesson\d\d|test|bench|sweep|diff|resources|sanitize|"
+                         r"profile|compare|grade)\b")
+
+
+def unavailable_targets(handout_dir, removed):
+    """{make target: the hand-out files it would build that name a lesson the hand-out leaves out}."""
+    blocked = {}
+    needing = set(map(str, references_to_removed_lessons(handout_dir, removed)))
+    for target, patterns in TARGET_SOURCES.items():
+        hits = sorted(path for pattern in patterns for path in
+                      (str(file.relative_to(handout_dir)) for file in handout_dir.glob(pattern))
+                      if path in needing)
+        if hits or not any(any(handout_dir.glob(pattern)) for pattern in patterns):
+            blocked[target] = hits or list(patterns)
+    return blocked
+
+
+def make_targets_table(lesson, unavailable, readme_text):
+    """The Markdown of HOMEWORK.md's section on the make targets: which work in this hand-out."""
+    number = f"{lesson.id:02d}"
+    earlier = f"lessons 01-{number}" if lesson.id > 1 else "lesson 01"
+    rows = [
+        ("`make lesson" + number + "`, `make`", f"builds {earlier}, the tests and the benchmark"),
+        ("`make test`", f"every test; lesson {number}'s GPU tests fail until your regions are written"),
+        ("`make sanitize`", f"compute-sanitizer on {earlier}; it stops at lesson {number} until your "
+                            "regions are written"),
+        ("`make bench`", f"times {earlier} (lesson {number} traps until its regions are written)"),
+        ("`make diff L=MM`", f"for {earlier}: what a lesson adds to its parent"),
+        ("`make profile L=MM`", f"for {earlier} (needs Nsight Compute)"),
+        ("`make compare A=MM B=KK`", f"for {earlier}: your profiles, or the committed H100 "
+                                     "reference profiles of these lessons"),
+    ]
+    for target, what in (("resources", "registers, shared memory and spills of every lesson"),
+                         ("sweep", "the configuration tables of the READMEs")):
+        if target in unavailable:
+            rows.append((f"`make {target}`", "**not in this hand-out**: it builds "
+                         + ", ".join(f"`{path}`" for path in unavailable[target])
+                         + f", which include lessons after {number}"))
+        else:
+            rows.append((f"`make {target}`", what))
+    rows.append((f"`make grade L={number} SUBMISSION=...`", "the grader's public part (below)"))
+    lines = ["| command | in this hand-out |", "|---|---|"] + [f"| {a} | {b} |" for a, b in rows]
+    asked = sorted({match["target"] for match in MAKE_TARGET.finditer(readme_text)})
+    blocked = [target for target in asked if target in unavailable]
+    if blocked:
+        lines += ["", f"The README of lesson {number} also mentions "
+                  + ", ".join(f"`make {target}`" for target in blocked)
+                  + ": that part of its exercises needs the full course, which this hand-out is not. "
+                  "Do the rest, and measure with `./lesson" + number + "` where it asks for a table."]
+    return "\n".join(lines)
+
+
+def render_homework_page(lesson, lesson_regions, source, targets_table):
     """HOMEWORK.md from tests/grading/homework_template.md."""
     template = string.Template((GRADING_DIR / "homework_template.md").read_text())
     tasks = "\n".join(f"- **`{region.name}`**: {region.task}" for region in lesson_regions)
@@ -232,24 +437,39 @@ def render_homework_page(lesson, lesson_regions, source):
             ", ".join(f"`{name}`" for name in host_checks) + " passes on your code"
     return template.substitute(
         id=f"{lesson.id:02d}", slug=lesson.slug, folder=lesson.folder, title=lesson.title,
-        tasks=tasks, region_count=len(lesson_regions), technique=technique, source=source)
+        tasks=tasks, region_count=len(lesson_regions), technique=technique, source=source,
+        targets=targets_table)
 
+
+# ---- The leak check ------------------------------------------------------------------------------
 
 def distinctive_solution_lines(root, lesson_id):
-    """(exercise, line) of lesson `lesson_id`'s solution that the hand-out must not contain: its
-    distinctive lines (regions.solution_lines), less those an earlier lesson, which the hand-out
-    keeps, already has (a loop header from lesson 03 gives nothing of lesson 07 away)."""
-    folders = course_lessons.lesson_folders(root)
-    earlier = {regions.normalize(line) for number, folder in folders.items() if number < lesson_id
-               for line in (root / folder / "kernel.cuh").read_text().split("\n")}
-    kernel = (root / folders[lesson_id] / "kernel.cuh").read_text()
-    return [(name, line) for name, line in regions.solution_lines(kernel)
-            if not any(line in other for other in earlier)]
+    """(exercise, line) of lesson `lesson_id`'s solution that the hand-out must not contain: every
+    distinctive line of its regions (regions.solution_lines), wherever else the course has it. A
+    line that an earlier lesson spells out too gives the answer away just the same: the earlier
+    lesson must change, or the exercise."""
+    folder = course_lessons.lesson_folders(root)[lesson_id]
+    return regions.solution_lines((root / folder / "kernel.cuh").read_text())
+
+
+# Two lines of an answer that follow each other in its region give it away when a file holds them
+# this close together (a comment or a blank line may sit between them).
+LEAK_NEARBY_LINES = 3
 
 
 def leaks(handout_dir, solution):
-    """(file, line number, exercise) for every distinctive solution line still in the hand-out."""
-    found = []
+    """(file, line number, exercise) for every place where the hand-out gives an exercise away.
+
+    An exercise's answer is in the hand-out when a file holds its only distinctive line; or two of
+    its distinctive lines that follow each other in the region, within LEAK_NEARBY_LINES lines of
+    each other; or, anywhere, more than half of its distinctive lines. One line that the answer
+    shares with other code (a loop header, a fence that an earlier lesson taught) does not give the
+    answer away; its substance does."""
+    answers = {}
+    for name, solution_line in solution:
+        answers.setdefault(name, []).append(solution_line)
+    # places[name][i]: (file, line number) of every copy of the exercise's i-th distinctive line.
+    places = {name: [[] for _ in lines] for name, lines in answers.items()}
     for path in sorted(handout_dir.rglob("*")):
         if not path.is_file() or path.suffix not in TEXT_SUFFIXES:
             continue
@@ -257,12 +477,28 @@ def leaks(handout_dir, solution):
             text = path.read_text()
         except UnicodeDecodeError:
             continue
+        relative = path.relative_to(handout_dir)
         for number, line in enumerate(text.split("\n"), start=1):
             normal = " ".join(line.split())
-            for name, solution_line in solution:
-                if solution_line in normal:
-                    found.append((path.relative_to(handout_dir), number, name))
-    return found
+            for name, lines in answers.items():
+                for index, solution_line in enumerate(lines):
+                    if solution_line in normal:
+                        places[name][index].append((relative, number))
+    found = set()
+    for name, lines in answers.items():
+        copies = places[name]
+        if len(lines) == 1:
+            found.update((file, number, name) for file, number in copies[0])
+            continue
+        for first, second in zip(copies, copies[1:]):
+            for file, number in first:
+                for other_file, other_number in second:
+                    if file == other_file and 0 < other_number - number <= LEAK_NEARBY_LINES:
+                        found.update({(file, number, name), (file, other_number, name)})
+        present = [index for index, copy in enumerate(copies) if copy]
+        if 2 * len(present) > len(lines):
+            found.update((*copies[index][0], name) for index in present)
+    return sorted(found, key=lambda place: (str(place[0]), place[1], place[2]))
 
 
 def references_to_removed_lessons(handout_dir, removed):
@@ -276,9 +512,34 @@ def references_to_removed_lessons(handout_dir, removed):
     return found
 
 
+# ---- The hand-out --------------------------------------------------------------------------------
+
+def select_files(root, files, lesson_id):
+    """(the course files the hand-out keeps, {left-out source: why} of the common building blocks
+    and what includes them)."""
+    def kept(path):
+        owner = lesson_of_path(path)
+        if is_course_only(path) or (owner is not None and owner > lesson_id):
+            return False
+        reference_profile = LESSON_FILE.match(Path(path).name)
+        return not (path.startswith("profiles/reference/") and reference_profile and
+                    int(reference_profile["id"]) > lesson_id)
+
+    candidates = [path for path in files if kept(path)]
+    left_out = files_to_leave_out_for_common(root, candidates, lesson_id)
+    needed = sorted(path for path in left_out if path.startswith("lessons/"))
+    if needed:
+        raise HandoutError("the hand-out must leave out common files taught in lesson "
+                           f"{lesson_id:02d} or later, but lessons it keeps need them: "
+                           + "; ".join(f"{path} {left_out[path]}" for path in needed))
+    return [path for path in candidates if path not in left_out], left_out
+
+
 def build_handout(root, lesson_id, dist):
     """Writes dist/homeworkNN/ and dist/homeworkNN.tar.gz; returns (folder, archive, notes on
     files that still need a lesson the hand-out leaves out)."""
+    root = Path(root)
+    files = course_files(root)
     folders = course_lessons.lesson_folders(root)
     lesson = course_lessons.load(root, lesson_id)
     course_kernel = (root / lesson.kernel).read_text()
@@ -286,18 +547,12 @@ def build_handout(root, lesson_id, dist):
     if not lesson_regions:
         raise HandoutError(f"{lesson.kernel} has no exercise region")
     removed = {folders[number].split("/")[-1] for number in folders if number > lesson_id}
+    kept, left_out_common = select_files(root, files, lesson_id)
 
     target = dist / f"homework{lesson_id:02d}"
     if target.exists():
         shutil.rmtree(target)
-    for path in course_files(root):
-        owner = lesson_of_path(path)
-        if is_course_only(path) or (owner is not None and owner > lesson_id):
-            continue
-        reference_profile = LESSON_FILE.match(Path(path).name)
-        if path.startswith("profiles/reference/") and reference_profile and \
-                int(reference_profile["id"]) > lesson_id:
-            continue
+    for path in kept:
         destination = target / path
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / path, destination)
@@ -315,53 +570,70 @@ def build_handout(root, lesson_id, dist):
     if lesson_id < 2:
         rewrite("tests/CMakeLists.txt", drop_executable_tests)
         (target / "tests/host/executable_test.cpp").unlink(missing_ok=True)
+
+    present = {str(file.relative_to(target)) for file in target.rglob("*")}
+    in_course = set(files) | {str(parent) for path in files for parent in Path(path).parents}
+
+    def left_out(path):
+        return path in in_course and path not in present
+
     for file in sorted(target.rglob("*")):
         relative = str(file.relative_to(target))
         if file.suffix == ".md":
-            rewrite(relative, lambda text: drop_later_lessons_from_tables(text, lesson_id))
+            rewrite(relative, lambda text, page=relative: unlink_left_out(
+                drop_later_lessons_from_tables(text, lesson_id), page, left_out))
         elif file.suffix == ".csv" and not relative.startswith("tests/"):
             rewrite(relative, lambda text: drop_later_lessons_from_csv(text, lesson_id))
         elif file.name in {"Makefile", "CMakeLists.txt"}:
-            rewrite(relative, drop_course_only_blocks)
+            folder = os.path.dirname(relative)
+            rewrite(relative, lambda text, folder=folder: drop_cmake_references(
+                drop_course_only_blocks(text), folder, left_out_common))
 
-    source = source_description(root)
-    (target / "HOMEWORK.md").write_text(render_homework_page(lesson, lesson_regions, source))
+    record = source_record(root)
+    readme = (target / lesson.folder / "README.md")
+    table = make_targets_table(lesson, unavailable_targets(target, removed),
+                               readme.read_text() if readme.is_file() else "")
+    (target / "HOMEWORK.md").write_text(render_homework_page(lesson, lesson_regions,
+                                                             record["source"], table))
     # What the hand-out's grader (public mode) needs and cannot derive without the solution: the
-    # kernel as handed out, and each region's limits (regions.region_limits).
+    # kernel as handed out, and each region's limits (regions.region_limits); and the commit it
+    # comes from, to which the grading host pins its checkout.
     course_lines = course_kernel.split("\n")
-    record = {"lesson": lesson_id, "slug": lesson.slug, "source": source,
-              "limits": {region.name: regions.region_limits(region.body(course_lines))
-                         for region in lesson_regions}}
-    (target / "tests/grading/handout.json").write_text(json.dumps(record, indent=2) + "\n")
+    handout_record = {"lesson": lesson_id, "slug": lesson.slug, **record,
+                      "limits": {region.name: regions.region_limits(region.body(course_lines))
+                                 for region in lesson_regions}}
+    (target / "tests/grading").mkdir(parents=True, exist_ok=True)
+    (target / "tests/grading/handout.json").write_text(json.dumps(handout_record, indent=2) + "\n")
     shutil.copy2(target / lesson.kernel, target / "tests/grading/handout_kernel.cuh")
 
     found = leaks(target, distinctive_solution_lines(root, lesson_id))
     if found:
         places = "\n".join(f"  {file}:{number} (exercise {name})" for file, number, name in found)
-        raise HandoutError(f"leak check: lines of lesson {lesson_id:02d}'s solution are still in the "
-                           f"hand-out (mark the snippet or leave the file out):\n{places}")
+        raise HandoutError(f"leak check: lines of lesson {lesson_id:02d}'s solution are in the "
+                           f"hand-out (change the file, mark the snippet, or leave it out):\n{places}")
 
     warnings = [f"{path} refers to a lesson that is not in the hand-out: the targets built from "
                 "it (not the lesson's own) will not build"
                 for path in references_to_removed_lessons(target, removed)]
+    warnings += [f"left out {path}: {why}" for path, why in sorted(left_out_common.items())]
     archive = dist / f"homework{lesson_id:02d}.tar.gz"
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(target, arcname=target.name)
     return target, archive, warnings
 
 
-def main(argv=None):
+def main(argv=None, root=ROOT):
     parser = argparse.ArgumentParser(description="Build the homework hand-out of one lesson.")
     parser.add_argument("lesson", help="lesson number, e.g. 08")
-    parser.add_argument("--dist", type=Path, default=ROOT / "dist",
+    parser.add_argument("--dist", type=Path, default=root / "dist",
                         help="where to write homeworkNN/ and homeworkNN.tar.gz (default: dist/)")
     args = parser.parse_args(argv)
     if not re.fullmatch(r"\d{1,2}", args.lesson.strip()) or int(args.lesson) == 0:
         print(f"homework: L must be a lesson number such as 08, not '{args.lesson}'", file=sys.stderr)
         return 2
     try:
-        folder, archive, warnings = build_handout(ROOT, int(args.lesson), args.dist.resolve())
-    except (regions.RegionError, course_lessons.LessonError) as error:
+        folder, archive, warnings = build_handout(root, int(args.lesson), args.dist.resolve())
+    except (NotACheckout, regions.RegionError, course_lessons.LessonError) as error:
         print(f"homework: {error}", file=sys.stderr)
         return 2
     except HandoutError as error:

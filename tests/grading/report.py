@@ -70,6 +70,7 @@ class Report:
         self.flags = []          # reasons for a teaching assistant to look at the submission
         self.leaderboard = []
         self.infrastructure_error = None
+        self.missing_tools = []  # CUDA tools a hand-out's grader did not find: their tests did not run
         self.not_run = {}        # part -> why none of its tests ran
         self.score = 0.0
         self.max_score = 0.0
@@ -120,7 +121,10 @@ class Report:
             if self.public_mode else ""
         quick = " (quick grade: fewer shapes and runs, each part still worth its points)" \
             if self.quick else ""
-        return f"Lesson {self.lesson_id:02d}: {self.score:g} of {self.max_score:g} points{mode}{quick}"
+        incomplete = (f"INCOMPLETE GRADE: {', '.join(self.missing_tools)} not on PATH, the tests "
+                      "that need it did not run. " if self.missing_tools else "")
+        return (f"{incomplete}Lesson {self.lesson_id:02d}: {self.score:g} of {self.max_score:g} "
+                f"points{mode}{quick}")
 
     def results_json(self, execution_seconds):
         """The Gradescope autograder results (https://gradescope-autograders.readthedocs.io)."""

@@ -7,6 +7,7 @@ leaves no process behind and comes back as a RunResult.
 """
 import collections
 import dataclasses
+import fcntl
 import json
 import os
 import signal
@@ -26,6 +27,28 @@ REAP_SECONDS = 10
 class InfrastructureError(Exception):
     """The grading machine, not the submission, failed: a tool is missing, the GPU is unhealthy, a
     process cannot be ended. Grading stops and says so; it never scores this."""
+
+
+def flock_within(file, mode, seconds, what, announce=None):
+    """Takes an flock (fcntl.LOCK_EX or LOCK_SH) on an open file, waiting at most `seconds` (None:
+    as long as it takes). A lock held by another grading job must not make this one wait past its
+    own time budget: InfrastructureError says what stayed busy. `announce` is printed once when
+    the lock is not free at once."""
+    if seconds is None:
+        fcntl.flock(file, mode)
+        return
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(file, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise InfrastructureError(f"{what} stayed busy for {seconds:.0f} s") from None
+            if announce:
+                print(announce, flush=True)
+                announce = None
+            time.sleep(0.2)
 
 
 @dataclasses.dataclass

@@ -23,8 +23,9 @@ PUBLIC_SEED_BASE = 1000
 # category, so a quick grade that takes the first of each keeps its meaning.
 HIDDEN_CATEGORIES = (("ragged", 2), ("tiny", 2), ("skinny", 2), ("large", 2))
 
-# A public subset for quick grades (the GPU validation): one of each kind.
-QUICK_PUBLIC = ("ragged_all", "ragged_odd_small", "tiny", "skinny_n", "large_4096")
+# A public subset for quick grades (the GPU validation): one of each kind, and a shape whose every
+# tile Stream-K splits along K (lessons 14 and 15 run their Stream-K code only there).
+QUICK_PUBLIC = ("ragged_all", "ragged_odd_small", "tiny", "skinny_n", "few_tiles_long_k", "large_4096")
 
 # Where performance is measured (paired against the course's solution), and the small ragged
 # shape of the sanitizers (as `make sanitize`).

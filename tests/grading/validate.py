@@ -1,33 +1,52 @@
 #!/usr/bin/env python3
-"""The grader's validation on a GPU machine: one command, a log folder, a summary at the end.
+"""The grader's validation on a GPU machine, in parts of under 10 minutes each (docs/grading.md).
 
-Usage: python3 tests/grading/validate.py LOGDIR [--build-dir DIR] [--jobs N] [--full-lesson NN]
-                                           [--lessons FIRST-LAST]
+Usage: python3 tests/grading/validate.py LOGDIR --lessons FIRST-LAST [--build-only]
+                                        [--kinds solution,empty,stub,planted] [--margin POINTS]
+                                        [--grade-jobs N] [--parallel-grades N] [--build-jobs N]
+                                        [--build-dir DIR] [--keep-builds]
+       python3 tests/grading/validate.py --tables LOGDIR/validation.json [MORE.json ...]
 
-Run it from the repository root of the course, on the H100, after the course is configured and
-built. It proves, with the course's own lessons and the planted submissions of
-tests/grading/planted/:
+Run it from the repository root of the course, on the H100. For the lessons in the range it
+proves, with the course's own lessons and the planted wrong answers of tests/grading/planted/:
 
-  1. every lesson's solution and every hand-out stub builds with the course's flags;
-  2. every exercise region, cut alone, makes its lesson fail on two shapes, quickly (no hang);
-  3. the course's solution of every lesson scores 100 (quick grades), and one lesson's full grade
-     scores 100 in less than 10 minutes;
-  4. the untouched hand-out of the last lesson scores 0 without hanging;
-  5. each planted submission gets what its "expect" says (a hang killed and scored 0, a removed
-     barrier losing points, an off-by-one in K, a submission right only on the public shapes,
-     a cuBLAS call, a printing flood), within the grade's time bound; a planted file may shorten
-     the per-run time limit ("run_timeout": the hang costs that much per killed run);
-  6. no process of any run is left behind.
+  1. everything builds with the course's flags, once, in parallel, before the first run
+     (--build-only stops there: it needs no GPU, and the runs of the next call reuse the builds);
+  2. every lesson's solution gets a full grade (secret, every shape, sanitizers, performance with
+     20 pairs on both performance shapes) of 100; its seconds and the self ratio of each
+     performance shape (the solution timed against itself: the calibration) are recorded;
+  3. every exercise region, in three kinds of variant, scores clearly below the solution: at
+     least --margin points (default 10) below 100, and whatever its planted file expects:
+       empty    the region's body removed (markers and task lines left; one that does not build
+                scores 0 at the build step),
+       stub     the hand-out's stub in that region only (regions.cut), which must fail fast,
+       planted  each wrong answer of tests/grading/planted/*.json for that region;
+     each is graded quickly first and, when the quick grade cannot tell (races show only under
+     the sanitizers of a full grade), again in full (an empty region that did not build is
+     recorded with 0 points, mode "build", without a grade); a region with no planted wrong
+     answer fails the validation;
+  4. the untouched hand-out of the last lesson in the range scores 0 without hanging;
+  5. no process of any run is left behind.
 
-Everything is built once, in parallel, before the first run. Quick grades use fewer shapes, one
-rerun, no sanitizers and one performance shape with fewer pairs (grade.py --quick); the full
-grade runs everything. The hidden shapes come from a fixed validation secret (not the course's).
+Correctness runs share the GPU: each grade runs --grade-jobs of them at once (grade.py --jobs),
+and --parallel-grades grades run at once; performance always runs alone (the GPU lock's exclusive
+side, grade.gpu_lock). The hidden shapes come from a fixed validation secret (not the course's).
 
-Exit status: 0 every check passed; 1 otherwise.
+Output: a line per check as it finishes, a summary at the end, LOGDIR/summary.txt, and
+LOGDIR/validation.json (per lesson: the solution's score, seconds and self ratios; per variant:
+lesson, region, kind, mode, score, seconds, passed). --tables turns validation.json files into
+the Markdown tables of docs/grading.md.
+
+Exit status: 0 every check passed; 1 otherwise; 2 bad usage.
 """
 import argparse
+import concurrent.futures
+import dataclasses
+import datetime
 import json
 import os
+import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,22 +64,217 @@ from runs import InfrastructureError, living_members, run_limited  # noqa: E402
 
 SECRET = b"validation secret of the course's grader (public: not the one students are graded with)"
 PREBUILD_SECONDS = 1800
-CUT_SHAPES = ("ragged_all", "tile_multiple")
-# A lesson with a Stream-K workspace runs its Stream-K code only where the plan cuts tiles into
-# parts: its cut regions are also run on a shape whose every tile is split.
-STREAM_K_CUT_SHAPE = "few_tiles_long_k"
-FULL_GRADE_LIMIT_SECONDS = 600
-TARGET_SECONDS = 480
+CLEARLY_BELOW_POINTS = 10   # a variant must score at least this much below the solution's 100
+PART_LIMIT_SECONDS = 600    # each part of the validation must finish within this
+DEFAULT_GRADE_JOBS = 4
+DEFAULT_PARALLEL_GRADES = 2
+KINDS = ("solution", "empty", "stub", "planted")
+PLANTED_DIR = GRADING_DIR / "planted"
+FULL = "full"
+QUICK = "quick"
 
+
+class PlantedError(ValueError):
+    """A planted file that does not fit the lesson it names; the message says how."""
+
+
+@dataclasses.dataclass
+class Variant:
+    """One submission the validation grades."""
+    name: str                 # its folder under LOGDIR/grades and submissions
+    lesson: int
+    region: object            # the region's name; None for a solution or a whole hand-out
+    kind: str                 # solution, empty, stub, planted, handout
+    text: str                 # the whole kernel.cuh submitted
+    planted: str = ""         # the planted file's name (kind planted)
+    what: str = ""
+    modes: tuple = (QUICK, FULL)  # graded in the first; in the next while the grade misses
+    expect: dict = dataclasses.field(default_factory=dict)
+    run_seconds: float = grade.DEFAULT_RUN_SECONDS
+    may_fail_to_build: bool = False
+
+    @property
+    def label(self):
+        return self.planted if self.kind == "planted" else self.kind
+
+
+@dataclasses.dataclass
+class Attempt:
+    """One grade of a variant."""
+    mode: str
+    score: float
+    seconds: float
+    misses: list              # how the grade missed what the variant must show ([]: it did not)
+    infrastructure_error: object = None
+    ratios: dict = dataclasses.field(default_factory=dict)
+    gpu: str = ""
+
+
+@dataclasses.dataclass
+class Outcome:
+    variant: Variant
+    attempts: list
+
+    @property
+    def final(self):
+        return self.attempts[-1]
+
+    @property
+    def passed(self):
+        return not self.final.misses
+
+
+# ---- The variants ---------------------------------------------------------------------------------
+
+def load_planted(directory=PLANTED_DIR):
+    """{name: spec} of the planted files (lesson, region, what, an edit, mode, expect)."""
+    return {path.stem: json.loads(path.read_text()) for path in sorted(Path(directory).glob("*.json"))}
+
+
+def public_condition(public):
+    """C++ that is true exactly on the public shapes (planted bodies use it as {public_condition})."""
+    return " || ".join(f"(m == {shape.m} && n == {shape.n} && k == {shape.k})" for shape in public)
+
+
+def apply_planted(name, spec, text, lesson_regions, public):
+    """The lesson's kernel with the planted edit in its region: the region's body replaced
+    ("body"), strings replaced in it ("replace"), lines holding a string deleted
+    ("delete_lines_containing"), then lines appended ("append")."""
+    region = next((region for region in lesson_regions if region.name == spec["region"]), None)
+    if region is None:
+        raise PlantedError(f"{name}: lesson {spec['lesson']:02d} has no exercise '{spec['region']}'")
+    body = region.body(text.split("\n"))
+    if "body" in spec:
+        body = [line.replace("{public_condition}", public_condition(public)) for line in spec["body"]]
+    for old, new in spec.get("replace", []):
+        if not any(old in line for line in body):
+            raise PlantedError(f"{name}: '{old}' is not in exercise {region.name}")
+        body = [line.replace(old, new) for line in body]
+    for pattern in spec.get("delete_lines_containing", []):
+        if not any(pattern in line for line in body):
+            raise PlantedError(f"{name}: no line of exercise {region.name} holds '{pattern}'")
+        body = [line for line in body if pattern not in line]
+    body = body + spec.get("append", [])
+    return regions.replace_bodies(text, {region.name: body})
+
+
+def empty_region(text, region_name):
+    """The kernel with one region's body removed: only its markers and task lines are left."""
+    return regions.replace_bodies(text, {region_name: []})
+
+
+def lesson_variants(number, text, lesson_regions, planted, public, kinds=KINDS):
+    """The variants of one lesson: its solution, and for each region the empty, stub and planted
+    ones (those of `kinds`)."""
+    variants = []
+    if "solution" in kinds:
+        variants.append(Variant(f"{number:02d}_solution", number, None, "solution", text,
+                                what="the course's solution", modes=(FULL,)))
+    for region in lesson_regions:
+        stem = f"{number:02d}_{region.name}"
+        if "empty" in kinds:
+            variants.append(Variant(f"{stem}_empty", number, region.name, "empty",
+                                    empty_region(text, region.name), what="the region's body empty",
+                                    may_fail_to_build=True))
+        if "stub" in kinds:
+            variants.append(Variant(f"{stem}_stub", number, region.name, "stub",
+                                    regions.cut(text, [region.name]), what="the hand-out's stub",
+                                    expect={"no_hang": True}))
+        if "planted" not in kinds:
+            continue
+        for name, spec in planted.items():
+            if spec["lesson"] == number and spec["region"] == region.name:
+                modes = (FULL,) if spec.get("mode") == FULL else (QUICK, FULL)
+                variants.append(Variant(
+                    f"{stem}_{name}", number, region.name, "planted",
+                    apply_planted(name, spec, text, lesson_regions, public), planted=name,
+                    what=spec["what"], modes=modes, expect=spec["expect"],
+                    run_seconds=spec.get("run_timeout", grade.DEFAULT_RUN_SECONDS),
+                    may_fail_to_build=bool(spec["expect"].get("build_failed"))))
+    return variants
+
+
+def missing_planted(catalog, planted):
+    """'NN region' for every region of the catalog's lessons that no planted file covers."""
+    covered = {(spec["lesson"], spec["region"]) for spec in planted.values()}
+    return [f"{number:02d} {region.name}" for number, (_, _, lesson_regions) in sorted(catalog.items())
+            for region in lesson_regions if (number, region.name) not in covered]
+
+
+# ---- Judging a grade ------------------------------------------------------------------------------
+
+def clearly_below(score, margin):
+    """'' when the score is at least `margin` below 100, else why not."""
+    if score <= 100 - margin + 1e-6:
+        return ""
+    return f"score {score:g} is not clearly below the solution's 100 (at most {100 - margin:g})"
+
+
+def grade_with_escalation(variant, grade_once, margin):
+    """Grades the variant in its first mode and, while a grade misses (its score not clearly
+    below 100, or its expectations unmet), in the next: a quick grade runs no sanitizer and few
+    shapes, so it cannot see every wrong answer. `grade_once(variant, mode)` returns an Attempt
+    whose misses are the expectations it did not meet. An infrastructure error ends it."""
+    attempts = []
+    for mode in variant.modes:
+        attempt = grade_once(variant, mode)
+        below = clearly_below(attempt.score, margin)
+        if below:
+            attempt.misses.append(below)
+        attempts.append(attempt)
+        if not attempt.misses or attempt.infrastructure_error:
+            break
+    return Outcome(variant, attempts)
+
+
+def expectation_misses(report, expect, outputs, logs, elapsed, bound_seconds):
+    """The ways a graded report misses the expectations of a variant ([] if it meets them)."""
+    misses = []
+    if report.infrastructure_error:
+        misses.append(f"infrastructure error: {report.infrastructure_error.splitlines()[0]}")
+    if "score_max" in expect and report.score > expect["score_max"]:
+        misses.append(f"score {report.score:g} > {expect['score_max']}")
+    if "score_below" in expect and report.score >= expect["score_below"]:
+        misses.append(f"score {report.score:g} >= {expect['score_below']}")
+    for part, (low, high) in expect.get("parts", {}).items():
+        got = sum(test.score for test in report.tests_of(part))
+        if not low - 1e-6 <= got <= high + 1e-6:
+            misses.append(f"{part} {got:g} outside [{low}, {high}]")
+    hung = "killed with its process group" in outputs
+    if expect.get("hung") and not hung:
+        misses.append("no run was killed as a hang")
+    if expect.get("no_hang") and hung:
+        misses.append("a run hung until it was killed: the stub must fail fast")
+    if bound_seconds and elapsed > bound_seconds:
+        misses.append(f"took {elapsed:.0f} s, longer than its bound of {bound_seconds:.0f} s")
+    if expect.get("flagged") and not report.flags:
+        misses.append("not flagged")
+    if expect.get("build_failed") and not any(test.name.startswith("build") and not test.passed
+                                              for test in report.tests):
+        misses.append("it built")
+    if expect.get("output_capped") and "bytes of output not kept" not in logs:
+        misses.append("no run's output had to be capped")
+    return misses
+
+
+# ---- The validation --------------------------------------------------------------------------------
 
 class Validation:
-    def __init__(self, logs, build_dir, jobs, full_lesson, lesson_range=None):
+    def __init__(self, logs, build_dir, lesson_range, kinds=KINDS, margin=CLEARLY_BELOW_POINTS,
+                 grade_jobs=DEFAULT_GRADE_JOBS, parallel_grades=DEFAULT_PARALLEL_GRADES,
+                 build_jobs=None):
         self.logs = logs
         self.tree = build.GradeTree(ROOT, build_dir)
-        self.jobs = jobs
-        self.full_lesson = full_lesson
-        self.lesson_range = lesson_range  # (first, last) or None: every lesson
+        self.lesson_range = lesson_range  # (first, last)
+        self.kinds = kinds
+        self.margin = margin
+        self.grade_jobs = grade_jobs
+        self.parallel_grades = parallel_grades
+        self.build_jobs = build_jobs or os.cpu_count() or 2
         self.checks = []  # (name, passed, detail, seconds)
+        self.outcomes = []
+        self.missing = []
+        self.unbuilt = set()  # empty variants that did not build
         self.start = time.monotonic()
         self.public = shapes.public_shapes(ROOT)
 
@@ -70,12 +284,12 @@ class Validation:
         print(f"[{time.monotonic() - self.start:6.0f} s] {mark} {name}" + (f": {detail}" if detail else ""),
               flush=True)
 
-    # ---- what gets graded ------------------------------------------------------------------
-
-    def lessons(self):
+    def catalog(self):
+        """{number: (Lesson, kernel text, regions)} of the lessons in the range."""
         found = {}
+        first, last = self.lesson_range
         for number in sorted(lessons.lesson_folders(ROOT)):
-            if self.lesson_range and not self.lesson_range[0] <= number <= self.lesson_range[1]:
+            if not first <= number <= last:
                 continue
             try:
                 lesson = lessons.load(ROOT, number)
@@ -85,148 +299,115 @@ class Validation:
                 self.check(f"lesson {number:02d} follows the conventions", False, str(error))
         return found
 
-    def planted(self, catalog):
-        """{name: (lesson id, submission text, spec)} of tests/grading/planted/*.json."""
-        submissions = {}
-        condition = " || ".join(f"(m == {shape.m} && n == {shape.n} && k == {shape.k})"
-                                for shape in self.public)
-        for path in sorted((GRADING_DIR / "planted").glob("*.json")):
-            spec = json.loads(path.read_text())
-            if spec["lesson"] not in catalog:
-                continue  # a lesson outside --lessons
-            lesson, text, lesson_regions = catalog[spec["lesson"]]
-            region = next(region for region in lesson_regions if region.name == spec["region"])
-            body = region.body(text.split("\n"))
-            if "body" in spec:
-                body = [line.replace("{public_condition}", condition) for line in spec["body"]]
-            for old, new in spec.get("replace", []):
-                if not any(old in line for line in body):
-                    raise ValueError(f"{path.name}: '{old}' is not in exercise {region.name}")
-                body = [line.replace(old, new) for line in body]
-            for pattern in spec.get("delete_lines_containing", []):
-                if not any(pattern in line for line in body):
-                    raise ValueError(f"{path.name}: no line of exercise {region.name} holds '{pattern}'")
-                body = [line for line in body if pattern not in line]
-            body = body + spec.get("append", [])
-            submissions[path.stem] = (spec["lesson"], regions.replace_bodies(text, {region.name: body}), spec)
-        return submissions
-
-    def submission_file(self, name, text):
-        path = self.logs / "submissions" / name / "kernel.cuh"
+    def submission_file(self, variant):
+        path = self.logs / "submissions" / variant.name / "kernel.cuh"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_text(variant.text)
         return path
 
     # ---- 1: build everything at once -------------------------------------------------------
 
-    def prebuild(self, catalog, programs):
-        """Adds every submission's folder to the grading tree and builds them all in one go.
-        `programs`: {name: (lesson id, kernel text, build its pair?, may fail to build?)}.
-        Returns {name: Folder}; the grader finds the same folders again (same contents)."""
+    def prebuild(self, catalog, variants):
+        """Adds every variant's folder to the grading tree and builds them all in one go; the
+        grader finds the same folders again (same contents). {name: Folder}."""
         started = time.monotonic()
         targets, folders, must_build = [], {}, []
         with self.tree.locked():
-            for name, (number, text, with_pair, may_fail) in programs.items():
-                lesson, course_text, lesson_regions = catalog[number]
-                spliced = regions.splice(course_text, text, regions.cut(course_text)).text
+            for variant in variants:
+                lesson, course_text, lesson_regions = catalog[variant.lesson]
+                spliced = regions.splice(course_text, variant.text, regions.cut(course_text)).text
                 checks = sorted({region.attributes["host-check"] for region in lesson_regions
                                  if "host-check" in region.attributes})
-                folder = folders[name] = self.tree.add(lesson, spliced, checks, with_pair=True)
+                folder = folders[variant.name] = self.tree.add(lesson, spliced, checks, with_pair=True)
                 mine = [folder.target("lesson")] + [folder.target(f"check_{check}") for check in checks]
-                mine += [folder.target("pair")] if with_pair else []
+                mine += [folder.target("pair")] if variant.kind == "solution" else []
                 targets += mine
-                must_build += [] if may_fail else mine
+                must_build += [] if variant.may_fail_to_build else mine
             references = [f"lesson{number:02d}" for number in catalog]
             self.tree.configure()
-            outcomes = self.tree.build(sorted(set(targets + references)), PREBUILD_SECONDS, self.jobs)
+            outcomes = self.tree.build(sorted(set(targets + references)), PREBUILD_SECONDS,
+                                       self.build_jobs)
         failed = {target: outcome for target, outcome in outcomes.items() if not outcome.ok}
         (self.logs / "build_failures.log").write_text(
             "\n\n".join(f"== {target}\n{outcome.log}" for target, outcome in failed.items()))
         unexpected = sorted(set(failed) & set(must_build + references))
-        self.check(f"everything builds ({len(outcomes)} targets, {self.jobs} jobs)", not unexpected,
+        self.check(f"everything builds ({len(outcomes)} targets, {self.build_jobs} jobs)", not unexpected,
                    "failed: " + ", ".join(unexpected) if unexpected else
                    f"{len(failed)} expected failure(s)", time.monotonic() - started)
+        # An empty region that does not build scores 0 at the grader's build step: recorded as
+        # such, rather than compiled (and failed) once more by a grade.
+        self.unbuilt = {variant.name for variant in variants if variant.kind == "empty"
+                        and folders[variant.name].target("lesson") in failed}
         return folders
 
-    # ---- 2: each region, cut alone, fails fast ---------------------------------------------
+    # ---- 2-4: grades -----------------------------------------------------------------------
 
-    def cuts_fail(self, catalog, cuts, folders):
-        for name, (number, _, _) in cuts.items():
-            executable = self.tree.executable(folders[name].target("lesson"))
-            if not executable.is_file():
-                continue
-            started = time.monotonic()
-            outcomes = []
-            cut_shapes = CUT_SHAPES
-            if ".zeroed_workspace = true" in catalog[number][1]:
-                cut_shapes += (STREAM_K_CUT_SHAPE,)
-            with grade.gpu_lock():
-                for shape in [shape for shape in self.public if shape.name in cut_shapes]:
-                    run = run_limited([executable, *shape.arguments(), *grade.CHECK_RUN],
-                                      grade.DEFAULT_RUN_SECONDS, self.logs)
-                    outcomes.append((shape.name, run.exit_code, run.timed_out))
-            # 1: the check failed; 5: a CUDA error (the stub's trap); below 0: a signal. Exit 2-4
-            # would say nothing about the region (no GPU, a bad shape). A Stream-K lesson's
-            # regions run only on the Stream-K shape: there they must fail, elsewhere they may
-            # pass; nothing may hang.
-            def failed(code, timed_out):
-                return code is not None and (code in (1, 5) or code < 0) and not timed_out
-            judged = [outcome for outcome in outcomes
-                      if STREAM_K_CUT_SHAPE not in cut_shapes or outcome[0] == STREAM_K_CUT_SHAPE]
-            failed_fast = (all(failed(code, timed_out) for _, code, timed_out in judged)
-                           and not any(timed_out for _, _, timed_out in outcomes))
-            self.check(f"cut {name} fails its lesson", failed_fast,
-                       ", ".join(f"{shape}: exit {code}{' (killed)' if timed_out else ''}"
-                                 for shape, code, timed_out in outcomes), time.monotonic() - started)
-
-    # ---- 3-5: grades -----------------------------------------------------------------------
-
-    def grade(self, name, number, text, quick, run_seconds=grade.DEFAULT_RUN_SECONDS):
+    def grade_once(self, variant, mode):
         started = time.monotonic()
-        grader = grade.Grader(number, self.submission_file(name, text), self.logs / name,
-                              self.tree.tree, quick=quick, secret=SECRET, run_seconds=run_seconds,
-                              keep_build=True)
+        grader = grade.Grader(variant.lesson, self.submission_file(variant),
+                              self.logs / "grades" / f"{variant.name}-{mode}", self.tree.tree,
+                              quick=mode == QUICK, secret=SECRET, run_seconds=variant.run_seconds,
+                              keep_build=True, jobs=self.grade_jobs)
         grader.grade()
-        return grader, time.monotonic() - started
-
-    def part_score(self, grader, part):
-        return sum(test.score for test in grader.report.tests_of(part))
-
-    def expectations(self, grader, expect):
-        """The ways a grade misses its planted expectation ([] if it meets it)."""
+        seconds = time.monotonic() - started
         report = grader.report
         outputs = "\n".join(test.output for test in report.tests)
         logs = "".join(path.read_text(errors="replace") for path in grader.runs_dir.glob("*.log"))
-        misses = []
-        if report.infrastructure_error:
-            misses.append(f"infrastructure error: {report.infrastructure_error}")
-        if "score_max" in expect and report.score > expect["score_max"]:
-            misses.append(f"score {report.score} > {expect['score_max']}")
-        if "score_below" in expect and report.score >= expect["score_below"]:
-            misses.append(f"score {report.score} >= {expect['score_below']}")
-        for part, (low, high) in expect.get("parts", {}).items():
-            got = self.part_score(grader, part)
-            if not low - 1e-6 <= got <= high + 1e-6:
-                misses.append(f"{part} {got:g} outside [{low}, {high}]")
-        if expect.get("hung") and "killed with its process group" not in outputs:
-            misses.append("no run was killed as a hang")
-        if grader.bound_seconds and time.monotonic() - grader.start > grader.bound_seconds:
-            misses.append(f"took longer than its bound of {grader.bound_seconds:.0f} s")
-        if expect.get("flagged") and not report.flags:
-            misses.append("not flagged")
-        if expect.get("build_failed") and not any(test.name.startswith("build") and not test.passed
-                                                  for test in report.tests):
-            misses.append("it built")
-        if expect.get("output_capped") and "bytes of output not kept" not in logs:
-            misses.append("no run's output had to be capped")
-        return misses
+        misses = expectation_misses(report, variant.expect, outputs, logs,
+                                    time.monotonic() - grader.start, grader.bound_seconds)
+        if not valid_results_json(grader.results):
+            misses.append("results.json is not valid")
+        gpu = next((first.get("gpu", "") for first in grader.first_reports.values()), "")
+        return Attempt(mode, report.score, seconds, misses, report.infrastructure_error,
+                       dict(grader.performance_ratios), gpu)
 
-    def valid_results_json(self, grader):
-        try:
-            results = json.loads((grader.results / "results.json").read_text())
-            return isinstance(results.get("tests"), list)
-        except (OSError, ValueError):
-            return False
+    def grade_solution(self, variant):
+        """The solution's full grade: 100, or a miss saying what failed."""
+        attempt = self.grade_once(variant, FULL)
+        if attempt.score < 100 - 1e-6:
+            attempt.misses.append(f"score {attempt.score:g}, not 100; see "
+                                  f"{self.logs / 'grades' / (variant.name + '-full') / 'summary.txt'}")
+        return Outcome(variant, [attempt])
+
+    def judge(self, variant):
+        if variant.kind == "solution":
+            return self.grade_solution(variant)
+        if variant.name in self.unbuilt:
+            return Outcome(variant, [Attempt("build", 0.0, 0.0, [])])
+        return grade_with_escalation(variant, self.grade_once, self.margin)
+
+    def report_outcome(self, outcome):
+        variant, final = outcome.variant, outcome.final
+        modes = ", then ".join(attempt.mode for attempt in outcome.attempts)
+        if variant.kind == "solution":
+            name = f"solution of lesson {variant.lesson:02d} scores 100 (full grade)"
+            detail = (f"{final.score:g} points in {final.seconds:.0f} s, self ratios "
+                      + (", ".join(f"{size}: {ratio:.3f}" for size, ratio in final.ratios.items()) or "n/a"))
+        elif variant.kind == "handout":
+            name = f"untouched hand-out of lesson {variant.lesson:02d} scores 0 without hanging"
+            detail = f"{final.score:g} points"
+        else:
+            name = f"lesson {variant.lesson:02d} {variant.region}, {variant.label}: {variant.what}"
+            detail = f"{final.score:g} points ({modes})"
+        if final.misses:
+            detail += "; " + "; ".join(final.misses)
+        self.check(name, outcome.passed, detail, sum(attempt.seconds for attempt in outcome.attempts))
+
+    def grade_all(self, variants):
+        """Grades the variants, --parallel-grades at once; the outcomes in the variants' order."""
+        outcomes = {}
+        with concurrent.futures.ThreadPoolExecutor(self.parallel_grades) as pool:
+            futures = {pool.submit(self.judge, variant): variant for variant in variants}
+            for future in concurrent.futures.as_completed(futures):
+                variant = futures[future]
+                try:
+                    outcome = future.result()
+                except Exception as error:  # a bug of the grader: the other grades go on
+                    outcome = Outcome(variant, [Attempt("error", 0.0, 0.0, [
+                        f"the validation failed to grade it: {type(error).__name__}: {error}"])])
+                self.report_outcome(outcome)
+                outcomes[variant.name] = outcome
+        return [outcomes[variant.name] for variant in variants]
 
     def leftovers(self):
         """Processes still running a program of the grading tree."""
@@ -241,120 +422,188 @@ class Validation:
                     continue
         return found
 
-    def run(self):
-        catalog = self.lessons()
-        solutions, cuts = {}, {}
-        for number, (lesson, text, lesson_regions) in catalog.items():
-            solutions[f"solution_{number:02d}"] = (number, text, None)  # timed against itself
-            cuts[f"handout_{number:02d}"] = (number, regions.cut(text), None)
-            if len(lesson_regions) > 1:
-                for region in lesson_regions:
-                    cuts[f"cut_{number:02d}_{region.name}"] = (number, regions.cut(text, [region.name]), None)
-        planted = self.planted(catalog)
-        programs = {name: (number, text, True, False) for name, (number, text, _) in solutions.items()}
-        programs.update({name: (number, text, False, False) for name, (number, text, _) in cuts.items()})
-        programs.update({name: (number, text, False, "build_failed" in spec["expect"])
-                         for name, (number, text, spec) in planted.items()})
-        folders = self.prebuild(catalog, programs)
+    def run(self, build_only=False, keep_builds=False):
+        catalog = self.catalog()
+        if not catalog:
+            raise InfrastructureError(f"no lesson in the range {self.lesson_range}")
+        planted = load_planted()
+        self.missing = missing_planted(catalog, planted)
+        self.check("every region has a planted wrong answer", not self.missing,
+                   "missing for: " + ", ".join(self.missing) if self.missing else "")
+        variants = [variant for number, (_, text, lesson_regions) in catalog.items()
+                    for variant in lesson_variants(number, text, lesson_regions, planted,
+                                                   self.public, self.kinds)]
+        last = max(catalog)
+        variants.append(Variant(f"{last:02d}_handout", last, None, "handout",
+                                regions.cut(catalog[last][1]), what="the untouched hand-out",
+                                modes=(QUICK,), expect={"score_max": 0, "no_hang": True}))
+        folders = self.prebuild(catalog, variants)
+        if build_only:
+            return
         probe = run_limited([self.tree.executable(f"lesson{min(catalog):02d}"), "--m", "8", "--n", "8",
                              "--k", "8", *grade.CHECK_RUN], grade.CANARY_SECONDS, self.logs)
         if probe.exit_code == 2:
             raise InfrastructureError("this machine has no CUDA GPU: " + probe.last_lines(1))
-        self.cuts_fail(catalog, cuts, folders)
-
-        ratios = {}
-        full = self.full_lesson if self.full_lesson in catalog else None
-        for number in catalog:
-            if number == full:
-                continue
-            grader, seconds = self.grade(f"solution_{number:02d}", number, catalog[number][1], quick=True)
-            ratio = self.self_ratio(grader)
-            ratios[number] = ratio
-            self.check(f"solution of lesson {number:02d} scores 100 (quick)", grader.report.score >= 100 - 1e-6,
-                       f"{grader.report.score:g} points, self ratio {ratio}" + self.problem(grader), seconds)
-        if full is not None:
-            grader, seconds = self.grade(f"solution_{full:02d}", full, catalog[full][1], quick=False)
-            ratios[full] = self.self_ratio(grader)
-            self.check(f"solution of lesson {full:02d} scores 100 (full grade) in under "
-                       f"{FULL_GRADE_LIMIT_SECONDS} s", grader.report.score >= 100 - 1e-6 and
-                       seconds < FULL_GRADE_LIMIT_SECONDS,
-                       f"{grader.report.score:g} points in {seconds:.0f} s, self ratio {ratios[full]}"
-                       + self.problem(grader), seconds)
-
-        last = max(catalog)
-        grader, seconds = self.grade(f"handout_{last:02d}", last, regions.cut(catalog[last][1]), quick=True)
-        hung = any("killed" in test.output for test in grader.report.tests)
-        self.check(f"untouched hand-out of lesson {last:02d} scores 0 without hanging",
-                   grader.report.score == 0 and not hung and not grader.report.infrastructure_error,
-                   f"{grader.report.score:g} points" + self.problem(grader), seconds)
-
-        for name, (number, text, spec) in planted.items():
-            grader, seconds = self.grade(name, number, text, quick=spec.get("mode") != "full",
-                                         run_seconds=spec.get("run_timeout", grade.DEFAULT_RUN_SECONDS))
-            misses = self.expectations(grader, spec["expect"])
-            if not self.valid_results_json(grader):
-                misses.append("results.json is not valid")
-            self.check(f"planted {name}: {spec['what']}", not misses,
-                       f"{grader.report.score:g} points" + ("; " + "; ".join(misses) if misses else ""),
-                       seconds)
-
+        # The solutions first: they take longest, and their performance runs need the GPU alone.
+        variants.sort(key=lambda variant: variant.kind != "solution")
+        self.outcomes = self.grade_all(variants)
         left = self.leftovers()
         self.check("no process left behind", not left, f"still running: {left}" if left else "")
-        with self.tree.locked():
-            for folder in folders.values():
-                self.tree.remove(folder)
-        return ratios
+        if not keep_builds:
+            with self.tree.locked():
+                for folder in folders.values():
+                    self.tree.remove(folder)
 
-    def problem(self, grader):
-        report = grader.report
-        if report.infrastructure_error:
-            return f"; infrastructure error: {report.infrastructure_error.splitlines()[0]}"
-        failed = [f"{test.part}/{test.name}" for test in report.tests if not test.passed and test.part != "info"]
-        return "; failed: " + ", ".join(failed[:6]) if failed else ""
+    # ---- Output ----------------------------------------------------------------------------
 
-    def self_ratio(self, grader):
-        """The solution against itself: the performance runs' ratios (calibration)."""
-        ratios = [line.split(" x ")[0] for test in grader.report.tests_of("performance")
-                  for line in [test.output] if " x the solution's speed" in line]
-        return "/".join(ratios) or "n/a"
+    def document(self, seconds):
+        """validation.json: what docs/grading.md's tables are made of."""
+        solutions, variants = [], []
+        for outcome in self.outcomes:
+            variant, final = outcome.variant, outcome.final
+            if variant.kind == "solution":
+                solutions.append({"lesson": variant.lesson, "score": final.score,
+                                  "seconds": round(final.seconds, 1), "self_ratios": final.ratios,
+                                  "gpu": final.gpu, "passed": outcome.passed, "misses": final.misses})
+            elif variant.kind != "handout":
+                variants.append({
+                    "lesson": variant.lesson, "region": variant.region, "kind": variant.kind,
+                    "name": variant.label, "what": variant.what, "mode": final.mode,
+                    "score": final.score, "seconds": round(sum(a.seconds for a in outcome.attempts), 1),
+                    "passed": outcome.passed, "misses": final.misses,
+                    "attempts": [{"mode": attempt.mode, "score": attempt.score,
+                                  "seconds": round(attempt.seconds, 1)} for attempt in outcome.attempts]})
+        first, last = self.lesson_range
+        return {"format": 1, "lessons": f"{first:02d}-{last:02d}", "commit": commit_description(),
+                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "host": platform.node(), "kinds": list(self.kinds), "margin": self.margin,
+                "grade_jobs": self.grade_jobs, "parallel_grades": self.parallel_grades,
+                "seconds": round(seconds, 1), "passed": all(check[1] for check in self.checks),
+                "missing_planted": self.missing, "solutions": solutions, "variants": variants,
+                "checks": [{"name": name, "passed": passed, "detail": detail, "seconds": round(spent, 1)}
+                           for name, passed, detail, spent in self.checks]}
+
+
+def valid_results_json(results_dir):
+    try:
+        results = json.loads((Path(results_dir) / "results.json").read_text())
+        return isinstance(results.get("tests"), list)
+    except (OSError, ValueError):
+        return False
+
+
+def commit_description():
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                           capture_output=True, text=True).stdout.strip()
+    return head + ("-dirty" if dirty else "")
+
+
+def markdown_tables(documents):
+    """The Markdown tables of docs/grading.md from validation.json documents (one per part)."""
+    ratio_shapes = [f"{m} x {n} x {k}" for m, n, k in shapes.PERFORMANCE_SHAPES]
+    lines = ["| part | commit | date | GPU host | checks | seconds |", "|---|---|---|---|---|---:|"]
+    for document in documents:
+        failed = sum(1 for check in document["checks"] if not check["passed"])
+        lines.append(f"| {document['lessons']} | {document['commit']} | {document['date']} | "
+                     f"{document['host']} | {len(document['checks']) - failed} passed, {failed} failed "
+                     f"| {document['seconds']:.0f} |")
+    lines += ["", "| lesson | solution, full grade | seconds | "
+              + " | ".join(f"self ratio {size}" for size in ratio_shapes) + " |",
+              "|---|---:|---:|" + "---:|" * len(ratio_shapes)]
+    for solution in sorted((s for d in documents for s in d["solutions"]), key=lambda s: s["lesson"]):
+        ratios = [solution["self_ratios"].get(size) for size in ratio_shapes]
+        lines.append(f"| {solution['lesson']:02d} | {solution['score']:g} | {solution['seconds']:.0f} | "
+                     + " | ".join("n/a" if ratio is None else f"{ratio:.3f}" for ratio in ratios) + " |")
+    lines += ["", "| lesson | region | variant | graded | score | seconds | verdict |",
+              "|---|---|---|---|---:|---:|---|"]
+    for variant in sorted((v for d in documents for v in d["variants"]),
+                          key=lambda v: (v["lesson"], v["region"] or "", v["kind"], v["name"])):
+        graded = ", then ".join(attempt["mode"] for attempt in variant["attempts"])
+        verdict = "clearly below" if variant["passed"] else "FAIL: " + "; ".join(variant["misses"])
+        lines.append(f"| {variant['lesson']:02d} | `{variant['region']}` | {variant['name']} | {graded} "
+                     f"| {variant['score']:g} | {variant['seconds']:.0f} | {verdict} |")
+    missing = sorted({name for document in documents for name in document["missing_planted"]})
+    if missing:
+        lines += ["", "Regions without a planted wrong answer: " + ", ".join(missing) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def lesson_range(text):
+    first, _, last = text.partition("-")
+    if not first.strip().isdigit() or (last and not last.strip().isdigit()):
+        raise argparse.ArgumentTypeError(f"--lessons takes FIRST-LAST such as 01-05, not '{text}'")
+    return int(first), int(last or first)
+
+
+def kind_list(text):
+    kinds = tuple(kind.strip() for kind in text.split(",") if kind.strip())
+    unknown = [kind for kind in kinds if kind not in KINDS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"--kinds takes some of {','.join(KINDS)}, not '{text}'")
+    return kinds
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Validate the grader on this GPU machine.")
-    parser.add_argument("logs", type=Path, help="folder for the logs and the summary")
+    parser.add_argument("logs", type=Path, nargs="?", help="folder for the logs, the summary and "
+                        "validation.json")
+    parser.add_argument("--lessons", type=lesson_range, default=None,
+                        help="the lessons of this part, e.g. 04-06 (default: every lesson, which "
+                             "takes far longer than 10 minutes)")
+    parser.add_argument("--kinds", type=kind_list, default=KINDS,
+                        help="what to grade: some of solution,empty,stub,planted (default: all)")
+    parser.add_argument("--margin", type=float, default=CLEARLY_BELOW_POINTS,
+                        help=f"points a variant must score below 100 (default {CLEARLY_BELOW_POINTS})")
+    parser.add_argument("--grade-jobs", type=int, default=DEFAULT_GRADE_JOBS,
+                        help=f"correctness runs at once in a grade (default {DEFAULT_GRADE_JOBS})")
+    parser.add_argument("--parallel-grades", type=int, default=DEFAULT_PARALLEL_GRADES,
+                        help=f"grades at once (default {DEFAULT_PARALLEL_GRADES})")
+    parser.add_argument("--build-jobs", type=int, default=None, help="compile jobs (default: the cores)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build-grading")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--full-lesson", type=int, default=9,
-                        help="the lesson graded in full (default 09; 0: none)")
-    parser.add_argument("--lessons", default=None,
-                        help="only these lessons and their planted submissions, e.g. 10-15 (the "
-                             "whole validation takes longer than 10 minutes)")
+    parser.add_argument("--build-only", action="store_true",
+                        help="build the part's variants and stop (no GPU needed; the next call "
+                             "for the same part reuses the builds)")
+    parser.add_argument("--keep-builds", action="store_true",
+                        help="keep the variants' builds in the grading tree afterwards")
+    parser.add_argument("--tables", type=Path, nargs="+", metavar="JSON",
+                        help="print the Markdown tables of these validation.json files and stop")
     args = parser.parse_args(argv)
-    lesson_range = None
-    if args.lessons:
-        first, _, last = args.lessons.partition("-")
-        lesson_range = (int(first), int(last or first))
+    if args.tables:
+        print(markdown_tables([json.loads(path.read_text()) for path in args.tables]), end="")
+        return 0
+    if args.logs is None:
+        parser.error("LOGDIR is needed (or --tables)")
+    everything = lessons.lesson_folders(ROOT)
+    first, last = args.lessons or (min(everything), max(everything))
     args.logs.mkdir(parents=True, exist_ok=True)
-    validation = Validation(args.logs.resolve(), args.build_dir.resolve(), args.jobs,
-                            args.full_lesson, lesson_range)
+    validation = Validation(args.logs.resolve(), args.build_dir.resolve(), (first, last), args.kinds,
+                            args.margin, args.grade_jobs, args.parallel_grades, args.build_jobs)
     try:
-        ratios = validation.run()
-    except (InfrastructureError, ValueError) as error:
+        validation.run(args.build_only, args.keep_builds or args.build_only)
+    except (InfrastructureError, PlantedError) as error:
         validation.check("the validation ran to its end", False, str(error))
-        ratios = {}
     total = time.monotonic() - validation.start
     failed = [check for check in validation.checks if not check[1]]
     lines = [f"{'PASS' if passed else 'FAIL'}  {seconds:6.0f} s  {name}" + (f"  ({detail})" if detail and not passed else "")
              for name, passed, detail, seconds in validation.checks]
-    lines.append("")
-    if ratios:
-        lines.append("Calibration, each solution timed against itself (ratio per performance shape): "
-                     + ", ".join(f"{number:02d} {ratio}" for number, ratio in sorted(ratios.items())))
-    lines.append(f"Grader validation: {len(validation.checks) - len(failed)} passed, {len(failed)} failed, "
-                 f"in {total:.0f} s (target {TARGET_SECONDS} s){'' if total <= TARGET_SECONDS else ' OVER TARGET'}; "
-                 f"logs in {args.logs}")
+    calibration = [outcome for outcome in validation.outcomes if outcome.variant.kind == "solution"]
+    if calibration:
+        lines += ["", "Calibration, each solution timed against itself (self ratio per performance shape):"]
+        lines += [f"  {outcome.variant.lesson:02d}: " + (", ".join(
+            f"{size} {ratio:.3f}" for size, ratio in outcome.final.ratios.items()) or "n/a")
+            + f" ({outcome.final.seconds:.0f} s full grade)" for outcome in calibration]
+    over = total > PART_LIMIT_SECONDS and not args.build_only
+    lines += ["", f"Grader validation of lessons {first:02d}-{last:02d}"
+              + (" (build only)" if args.build_only else "")
+              + f": {len(validation.checks) - len(failed)} passed, {len(failed)} failed, in {total:.0f} s"
+              + (f" OVER {PART_LIMIT_SECONDS} s: split the part (--lessons, --kinds)" if over else "")
+              + f"; logs in {args.logs}"]
     summary = "\n".join(lines)
     (args.logs / "summary.txt").write_text(summary + "\n")
+    if not args.build_only:
+        (args.logs / "validation.json").write_text(json.dumps(validation.document(total), indent=2) + "\n")
     print("\n" + summary)
     return 1 if failed else 0
 

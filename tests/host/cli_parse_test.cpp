@@ -127,23 +127,46 @@ TEST(CliParse, UsageMentionsEveryFlagAndTheExitCodes) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
 }
 
-// The lists of make bench and make sweep (--lessons 9,10 --shapes 4096,8192 --groups a,b).
+// The lists of make bench and make sweep (--lessons 9,10 --shapes 4096,8192x8192x1024 --groups a,b).
 TEST(CliParse, ListsSplitOnCommasAndCheckEveryInteger) {
   EXPECT_EQ(gemm::split_list("stages_08,,tiles_11"),
             (std::vector<std::string>{"stages_08", "tiles_11"}));
-  EXPECT_EQ(gemm::parse_integer_list("--shapes", "4096,8192", 1, 1 << 30),
-            (std::vector<int64_t>{4096, 8192}));
+  EXPECT_EQ(gemm::parse_integer_list("--lessons", "9,10", 1, 99), (std::vector<int64_t>{9, 10}));
   const auto error_of_list = [](const std::string& text) -> std::string {
     try {
-      gemm::parse_integer_list("--shapes", text, 1, 1 << 30);
+      gemm::parse_integer_list("--lessons", text, 1, 99);
     } catch (const UsageError& error) {
       return error.what();
     }
     return "no error";
   };
-  EXPECT_EQ(error_of_list("4096,8k"), "--shapes needs an integer, got '8k'");
+  EXPECT_EQ(error_of_list("9,1o"), "--lessons needs an integer, got '1o'");
+  EXPECT_EQ(error_of_list("0"), "--lessons = 0 is out of range [1, 99]");
+  EXPECT_EQ(error_of_list(","), "--lessons needs a list of integers, got ','");
+}
+
+TEST(CliParse, ShapeListsTakeSquaresAndMxNxK) {
+  const std::vector<gemm::GemmProblem> shapes =
+      gemm::parse_shape_list("--shapes", "4096,8192x8192x1024");
+  ASSERT_EQ(shapes.size(), 2u);
+  EXPECT_EQ(shapes[0].m, 4096);
+  EXPECT_EQ(shapes[0].n, 4096);
+  EXPECT_EQ(shapes[0].k, 4096);
+  EXPECT_EQ(shapes[1].m, 8192);
+  EXPECT_EQ(shapes[1].n, 8192);
+  EXPECT_EQ(shapes[1].k, 1024);
+  const auto error_of_list = [](const std::string& text) -> std::string {
+    try {
+      gemm::parse_shape_list("--shapes", text);
+    } catch (const UsageError& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of_list("4096x8"), "--shapes takes shapes S or MxNxK, got '4096x8'");
+  EXPECT_EQ(error_of_list("8x8xk"), "--shapes needs an integer, got 'k'");
   EXPECT_EQ(error_of_list("0"), "--shapes = 0 is out of range [1, 1073741824]");
-  EXPECT_EQ(error_of_list(","), "--shapes needs a list of integers, got ','");
+  EXPECT_EQ(error_of_list(","), "--shapes needs a list of shapes, got ','");
 }
 
 TEST(CliParse, TodayIsAnIsoDate) {

@@ -172,7 +172,7 @@ class Signatures(unittest.TestCase):
 
     def test_lessons_01_to_09_have_their_signatures(self):
         expected = {1: [], 2: [], 3: ["HMMA", "LDSM"], 4: ["HMMA", "LDSM"], 8: ["HGMMA", "UTMALDG", "SYNCS.PHASECHK"],
-                    9: ["HGMMA", "UTMALDG", "SYNCS.PHASECHK", "USETMAXREG"]}
+                    9: ["HGMMA", "UTMALDG", "SYNCS.PHASECHK"]}
         for number, signature in expected.items():
             self.assertEqual(lessons.load(REPOSITORY, number).signature, signature)
 

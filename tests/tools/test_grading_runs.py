@@ -1,12 +1,12 @@
 """Running what a submission built, on a machine without a GPU: time limits and process groups
-(tests/grading/runs.py), the grader's run phase with a fake lesson executable (grade.py), and the
-Gradescope scripts' transport failures (tests/grading/gradescope/)."""
+(tests/grading/runs.py), the GPU lock, and the grader's run phase with a fake lesson executable
+(grade.py), one run at a time and several at once. (The Gradescope scripts:
+test_grading_gradescope.py.)"""
 import contextlib
-import json
 import os
-import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 from pathlib import Path
@@ -18,7 +18,6 @@ import grade  # noqa: E402  (after the path is set)
 import runs  # noqa: E402
 
 FAKE_LESSON = REPOSITORY / "tests" / "tools" / "fixtures" / "grading" / "fake_lesson.py"
-GRADESCOPE = REPOSITORY / "tests" / "grading" / "gradescope"
 
 
 class Environment(contextlib.ContextDecorator):
@@ -89,11 +88,58 @@ class Limits(unittest.TestCase):
         self.assertEqual(result.exit_code, 127)
 
 
+class GpuLock(unittest.TestCase):
+    """Shared for correctness runs, exclusive for timing; a waiting exclusive job goes first."""
+
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.environment = Environment(GRADE_LOCK_DIR=self.folder.name, CUDA_VISIBLE_DEVICES="3")
+        self.environment.__enter__()
+
+    def tearDown(self):
+        self.environment.__exit__()
+        self.folder.cleanup()
+
+    def test_shared_holders_share_and_exclude_an_exclusive_one(self):
+        with grade.gpu_lock(exclusive=False, wait_seconds=1), grade.gpu_lock(exclusive=False, wait_seconds=1):
+            with self.assertRaisesRegex(runs.InfrastructureError, "gemm-grading-gpu-3.lock"):
+                with grade.gpu_lock(exclusive=True, wait_seconds=0.5):
+                    pass
+        with grade.gpu_lock(exclusive=True, wait_seconds=1):
+            with self.assertRaises(runs.InfrastructureError):
+                with grade.gpu_lock(exclusive=False, wait_seconds=0.5):
+                    pass
+
+    def test_a_waiting_exclusive_job_holds_back_new_shared_ones(self):
+        order = []
+        first = grade.gpu_lock(exclusive=False, wait_seconds=5).__enter__()
+
+        def exclusive():
+            with grade.gpu_lock(exclusive=True, wait_seconds=10):
+                order.append("exclusive")
+
+        def shared():
+            with grade.gpu_lock(exclusive=False, wait_seconds=10):
+                order.append("shared")
+
+        writer = threading.Thread(target=exclusive)
+        writer.start()
+        time.sleep(0.5)  # the exclusive job now waits, holding the turnstile
+        reader = threading.Thread(target=shared)
+        reader.start()
+        time.sleep(0.5)
+        self.assertEqual(order, [])
+        first.__exit__()
+        writer.join(10)
+        reader.join(10)
+        self.assertEqual(order, ["exclusive", "shared"])
+
+
 class FakeTree:
     """The grading tree, for a grader whose programs are all the fake lesson."""
 
     @contextlib.contextmanager
-    def locked(self):
+    def locked(self, wait_seconds=None):
         yield
 
     def build(self, targets, timeout):
@@ -116,10 +162,10 @@ class RunPhase(unittest.TestCase):
         self.environment.__exit__()
         self.folder.cleanup()
 
-    def grader(self, mode, baseline_mode="pass"):
+    def grader(self, mode, baseline_mode="pass", jobs=1, quick=True):
         os.environ["FAKE_MODE"] = mode
         grader = grade.Grader(1, self.dir / "kernel.cuh", self.dir / "results", self.dir / "tree",
-                              quick=True, secret=b"test secret", run_seconds=2)
+                              quick=quick, secret=b"test secret", run_seconds=2, jobs=jobs)
         grader.lesson = grade.lessons.load(REPOSITORY, 1)
         grader.tree = FakeTree()
         grader.folder = grade.build.Folder("fake", self.dir, ["lesson", "pair"])
@@ -158,6 +204,34 @@ class RunPhase(unittest.TestCase):
         with self.assertRaises(grade.NoGpu):
             grader.gpu()
 
+    def test_runs_at_once_give_the_same_grade(self):
+        one = self.grader("pass")
+        one.gpu()
+        several = self.grader("pass", jobs=4)
+        several.gpu()
+        self.assertEqual([(test.name, test.passed) for test in one.report.tests],
+                         [(test.name, test.passed) for test in several.report.tests])
+        self.assertEqual(several.performance_ratios, {"4096 x 4096 x 4096": 1.0})
+
+    def test_hangs_at_once_still_stop_the_runs(self):
+        grader = self.grader("hang", jobs=3)
+        started = time.monotonic()
+        grader.gpu()
+        self.assertLess(time.monotonic() - started, 60)
+        outputs = [test.output for test in grader.report.tests_of("public") + grader.report.tests_of("hidden")]
+        killed = sum("killed with its process group" in output for output in outputs)
+        # Runs already started when the last hang was counted finish (or hang) on their own.
+        self.assertTrue(grade.MAX_HANGS <= killed <= grade.MAX_HANGS + 3 - 1, outputs)
+        self.assertTrue(any("hung before it" in output for output in outputs))
+        self.assertFalse(grader.report.infrastructure_error)
+
+    def test_a_deadline_that_passes_is_an_infrastructure_error(self):
+        grader = self.grader("hang")
+        grader.deadline_seconds = 1.0
+        with self.assertRaises(grade.OutOfTime) as raised:
+            grader.gpu()
+        self.assertIn("time budget of 1 s", str(raised.exception))
+
     def test_garbage_reports_and_floods_are_failures_not_crashes(self):
         for mode, expected in (("garbage", "not JSON"), ("wrong", "the check failed")):
             with self.subTest(mode):
@@ -171,71 +245,6 @@ class RunPhase(unittest.TestCase):
         self.assertTrue(all(test.passed for test in grader.report.tests_of("public")))
         logs = "".join(path.read_text() for path in grader.runs_dir.glob("public_*.log"))
         self.assertIn("bytes of output not kept", logs)
-
-
-class Gradescope(unittest.TestCase):
-    """run_autograder always leaves a results.json, whatever happens to the transport."""
-
-    def setUp(self):
-        self.folder = tempfile.TemporaryDirectory()
-        self.root = Path(self.folder.name)
-        (self.root / "submission").mkdir()
-        (self.root / "submission" / "kernel.cuh").write_text("// a submission\n")
-        (self.root / "source").mkdir()
-        (self.root / "source" / "grading_key").write_text("not a real key\n")
-        self.bin = self.root / "bin"
-        self.bin.mkdir()
-
-    def tearDown(self):
-        self.folder.cleanup()
-
-    def fake_ssh(self, script):
-        ssh = self.bin / "ssh"
-        ssh.write_text("#!/bin/sh\n" + script + "\n")
-        ssh.chmod(0o755)
-
-    def run_autograder(self, **settings):
-        environment = {"PATH": f"{self.bin}:{os.environ['PATH']}", "AUTOGRADER_ROOT": str(self.root),
-                       "GRADE_LESSON": "08", "GRADE_SSH_TARGET": "grader@gpu-host", **settings}
-        completed = subprocess.run(["bash", str(GRADESCOPE / "run_autograder")], env=environment,
-                                   capture_output=True, text=True, timeout=60)
-        return completed.returncode, json.loads((self.root / "results" / "results.json").read_text())
-
-    def assert_transport_failure(self, results, words):
-        self.assertIn("INFRASTRUCTURE ERROR", results["output"])
-        self.assertIn(words, results["output"])
-        self.assertEqual(results["tests"][0]["name"], "grading did not finish")
-        self.assertNotIn("score", results)
-
-    def test_missing_settings(self):
-        code, results = self.run_autograder(GRADE_SSH_TARGET="")
-        self.assertNotEqual(code, 0)
-        self.assert_transport_failure(results, "GRADE_SSH_TARGET")
-
-    def test_a_host_that_sends_garbage(self):
-        self.fake_ssh("cat > /dev/null; echo 'Connection closed'; exit 255")
-        code, results = self.run_autograder()
-        self.assert_transport_failure(results, "no valid results.json")
-
-    def test_a_host_that_does_not_answer(self):
-        self.fake_ssh("sleep 30")
-        code, results = self.run_autograder(GRADE_TIMEOUT="1")
-        self.assert_transport_failure(results, "did not answer within 1 s")
-
-    def test_a_host_that_grades(self):
-        answer = {"score": 87.5, "tests": [], "output": "graded"}
-        self.fake_ssh(f"cat > /dev/null; echo '{json.dumps(answer)}'")
-        code, results = self.run_autograder()
-        self.assertEqual(code, 0)
-        self.assertEqual(results, answer)
-
-    def test_the_gpu_host_accepts_only_grade_requests(self):
-        completed = subprocess.run(["bash", str(GRADESCOPE / "gpu_host_command.sh")], input="",
-                                   env={**os.environ, "SSH_ORIGINAL_COMMAND": "rm -rf /"},
-                                   capture_output=True, text=True, timeout=60)
-        self.assertNotEqual(completed.returncode, 0)
-        results = json.loads(completed.stdout)
-        self.assertIn("expected 'grade NN'", results["output"])
 
 
 if __name__ == "__main__":

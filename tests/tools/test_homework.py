@@ -8,6 +8,7 @@ executable and the registry of all its lessons). That keeps this test within a f
 cores. It needs nvcc and the course's build requirements, not a GPU.
 """
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -44,51 +45,93 @@ class Handouts(unittest.TestCase):
     def tearDownClass(cls):
         cls.scratch.cleanup()
 
-    def each_handout(self):
-        for number in self.folders:
-            with self.subTest(lesson=number):
-                self.assertNotIn(number, self.errors, self.errors.get(number))
-                yield number, self.handouts[number]
+    def handout(self, number):
+        """The folder of lesson `number`'s hand-out (call it inside a subTest: a hand-out that
+        could not be built fails that lesson's subtest, and the other lessons go on)."""
+        self.assertNotIn(number, self.errors, self.errors.get(number))
+        return self.handouts[number]
 
     def test_every_lesson_has_a_handout_and_an_archive(self):
-        for number, folder in self.each_handout():
-            self.assertTrue((self.dist / f"homework{number:02d}.tar.gz").is_file())
-            self.assertTrue((folder / "HOMEWORK.md").is_file())
+        for number in self.folders:
+            with self.subTest(lesson=number):
+                folder = self.handout(number)
+                self.assertTrue((self.dist / f"homework{number:02d}.tar.gz").is_file())
+                self.assertTrue((folder / "HOMEWORK.md").is_file())
 
     def test_a_handout_holds_the_lessons_up_to_its_own_and_nothing_staff_only(self):
-        for number, folder in self.each_handout():
-            present = sorted(int(path.name[:2]) for path in (folder / "lessons").glob("[0-9][0-9]_*"))
-            self.assertEqual(present, [lesson for lesson in self.folders if lesson <= number])
-            cmake = (folder / "lessons" / "CMakeLists.txt").read_text()
-            self.assertEqual([int(found) for found in re.findall(r"^add_lesson\((\d\d) ", cmake, re.M)], present)
-            registry = (folder / "lessons" / "registry.cu").read_text()
-            self.assertEqual([int(found) for found in re.findall(r"lesson(\d\d)::kLesson", registry)], present)
-            for path in homework.COURSE_ONLY:
-                self.assertFalse((folder / path).exists(), path)
-            self.assertNotIn("homework.py", (folder / "Makefile").read_text())
-            self.assertIn("grade:", (folder / "Makefile").read_text())
-            record = json.loads((folder / "tests" / "grading" / "handout.json").read_text())
-            self.assertEqual(record["lesson"], number)
-            for later in (lesson for lesson in self.folders if lesson > number):
-                self.assertNotIn(f"| {later:02d} |", (folder / "README.md").read_text())
+        for number in self.folders:
+            with self.subTest(lesson=number):
+                folder = self.handout(number)
+                present = sorted(int(path.name[:2]) for path in (folder / "lessons").glob("[0-9][0-9]_*"))
+                self.assertEqual(present, [lesson for lesson in self.folders if lesson <= number])
+                cmake = (folder / "lessons" / "CMakeLists.txt").read_text()
+                self.assertEqual([int(found) for found in re.findall(r"^add_lesson\((\d\d) ", cmake, re.M)], present)
+                registry = (folder / "lessons" / "registry.cu").read_text()
+                self.assertEqual([int(found) for found in re.findall(r"lesson(\d\d)::kLesson", registry)], present)
+                for path in homework.COURSE_ONLY:
+                    self.assertFalse((folder / path).exists(), path)
+                self.assertNotIn("homework.py", (folder / "Makefile").read_text())
+                self.assertIn("grade:", (folder / "Makefile").read_text())
+                record = json.loads((folder / "tests" / "grading" / "handout.json").read_text())
+                self.assertEqual(record["lesson"], number)
+                for later in (lesson for lesson in self.folders if lesson > number):
+                    self.assertNotIn(f"| {later:02d} |", (folder / "README.md").read_text())
 
     def test_the_regions_are_stubs_with_their_markers(self):
-        for number, folder in self.each_handout():
-            kernel = self.folders[number] + "/kernel.cuh"
-            course = (REPOSITORY / kernel).read_text()
-            handed_out = (folder / kernel).read_text()
-            self.assertEqual(handed_out, regions.cut(course))
-            self.assertEqual((folder / "tests" / "grading" / "handout_kernel.cuh").read_text(), handed_out)
-            names = [region.name for region in regions.parse_regions(course)]
-            self.assertEqual([region.name for region in regions.parse_regions(handed_out)], names)
-            for name in names:
-                self.assertIn(f"`{name}`", (folder / "HOMEWORK.md").read_text())
+        for number in self.folders:
+            with self.subTest(lesson=number):
+                folder = self.handout(number)
+                kernel = self.folders[number] + "/kernel.cuh"
+                course = (REPOSITORY / kernel).read_text()
+                handed_out = (folder / kernel).read_text()
+                self.assertEqual(handed_out, regions.cut(course))
+                self.assertEqual((folder / "tests" / "grading" / "handout_kernel.cuh").read_text(), handed_out)
+                names = [region.name for region in regions.parse_regions(course)]
+                self.assertEqual([region.name for region in regions.parse_regions(handed_out)], names)
+                for name in names:
+                    self.assertIn(f"`{name}`", (folder / "HOMEWORK.md").read_text())
 
     def test_readme_snippets_of_the_solution_are_cut(self):
-        for number, folder in self.each_handout():
-            readme = (folder / self.folders[number] / "README.md").read_text()
-            for _, line in homework.distinctive_solution_lines(REPOSITORY, number):
-                self.assertFalse(any(line in " ".join(text.split()) for text in readme.split("\n")), line)
+        for number in self.folders:
+            with self.subTest(lesson=number):
+                folder = self.handout(number)
+                readme = (folder / self.folders[number] / "README.md").read_text()
+                for _, line in homework.distinctive_solution_lines(REPOSITORY, number):
+                    self.assertFalse(any(line in " ".join(text.split()) for text in readme.split("\n")), line)
+
+    def test_no_markdown_link_points_outside_the_handout(self):
+        def in_course(destination):  # a link the course itself leaves dangling is not the hand-out's
+            return (REPOSITORY / destination).exists()
+
+        for number in self.folders:
+            with self.subTest(lesson=number):
+                self.assertEqual(homework.links_out_of(self.handout(number), in_course), [])
+
+    def test_the_homework_page_covers_every_make_target_the_readme_asks_for(self):
+        for number in self.folders:
+            with self.subTest(lesson=number):
+                folder = self.handout(number)
+                readme = (folder / self.folders[number] / "README.md").read_text()
+                page = (folder / "HOMEWORK.md").read_text()
+                for match in homework.MAKE_TARGET.finditer(readme):
+                    target = match["target"]
+                    if not target.startswith("lesson"):
+                        self.assertIn(f"`make {target}", page, f"lesson {number:02d}: make {target}")
+
+    def test_tests_that_compare_teaching_copies_skip_in_a_handout(self):
+        # A lesson's teaching copy and its common/ copy: the hand-out may hold only one of them.
+        for number in self.folders:
+            with self.subTest(lesson=number):
+                folder = self.handout(number)
+                tests = sorted(path.name for path in (folder / "tests" / "tools").glob("test_teaching*.py"))
+                if not tests:
+                    continue
+                for name in tests:
+                    completed = subprocess.run(
+                        [sys.executable, "-m", "unittest", "discover", "-s", "tests/tools", "-p", name],
+                        cwd=folder, capture_output=True, text=True, timeout=600,
+                        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                    self.assertEqual(completed.returncode, 0, completed.stderr[-3000:])
 
     def test_later_lessons_leave_the_tables_and_an_emptied_table_says_so(self):
         text = ("| lesson | ratio |\n|---|---:|\n| 03 | 12% |\n| 10 cooperative | 87% |\nprose\n"
@@ -97,32 +140,49 @@ class Handouts(unittest.TestCase):
                          "| lesson | ratio |\n|---|---:|\n| 03 | 12% |\nprose\n"
                          "*(This table holds only lessons after 09.)*\n")
 
-    def test_the_leak_check_finds_a_solution_line_anywhere(self):
-        with tempfile.TemporaryDirectory() as scratch:
-            folder = Path(scratch)
-            (folder / "docs").mkdir()
-            (folder / "docs" / "notes.md").write_text("Quoted:\n    gemm::ptx::cp_async_wait_group<Tile::kStages - 2>();\n")
-            solution = homework.distinctive_solution_lines(REPOSITORY, 5)
-            self.assertEqual([(str(path), line) for path, line, _ in homework.leaks(folder, solution)],
-                             [("docs/notes.md", 2)])
+    def test_the_leak_check_finds_an_answer_anywhere(self):
+        # Lesson 05's pipeline_step has two distinctive lines: together they give it away, either
+        # one alone (a wait that other code shares) does not.
+        solution = homework.distinctive_solution_lines(REPOSITORY, 5)
+        self.assertEqual([line for name, line in solution if name == "pipeline_step"],
+                         ["gemm::ptx::cp_async_wait_group<Tile::kStages - 2>();",
+                          "start_loading(kt + Tile::kStages - 1);"])
+        cases = {
+            "both lines, a comment between": ("Quoted:\n    gemm::ptx::cp_async_wait_group<Tile::kStages - 2>();\n"
+                                              "    // then\n    start_loading(kt + Tile::kStages - 1);\n",
+                                              [("docs/notes.md", 2), ("docs/notes.md", 4)]),
+            "one line alone": ("Quoted:\n    gemm::ptx::cp_async_wait_group<Tile::kStages - 2>();\n", []),
+            "both lines, far apart": ("gemm::ptx::cp_async_wait_group<Tile::kStages - 2>();\n" + "x\n" * 10
+                                      + "start_loading(kt + Tile::kStages - 1);\n",
+                                      [("docs/notes.md", 1), ("docs/notes.md", 12)]),
+        }
+        for case, (text, expected) in cases.items():
+            with self.subTest(case=case), tempfile.TemporaryDirectory() as scratch:
+                folder = Path(scratch)
+                (folder / "docs").mkdir()
+                (folder / "docs" / "notes.md").write_text(text)
+                self.assertEqual([(str(path), line) for path, line, _ in homework.leaks(folder, solution)],
+                                 expected)
 
     def test_every_handout_builds_its_lesson(self):
         if not shutil.which("cmake"):
             self.skipTest("cmake is not installed")
         last = max(self.handouts) if self.handouts else None
-        for number, folder in self.each_handout():
-            build = folder.parent / f"build{number:02d}"
-            configure = subprocess.run(["cmake", "-S", folder, "-B", build, "-DCMAKE_BUILD_TYPE=Release"],
-                                       capture_output=True, text=True, timeout=COMPILE_SECONDS)
-            self.assertEqual(configure.returncode, 0, configure.stdout[-2000:] + configure.stderr[-3000:])
-            if number == last:
-                command = ["cmake", "--build", build, "-j", "2", "--target", f"lesson{number:02d}", "gemm_lessons"]
-            else:
-                source = Path(self.folders[number]).name + "/main.cu.o"
-                command = ["make", "-C", build / "lessons", source]
-            compiled = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_SECONDS)
-            self.assertEqual(compiled.returncode, 0, compiled.stdout[-2000:] + compiled.stderr[-3000:])
-            shutil.rmtree(build)
+        for number in self.folders:
+            with self.subTest(lesson=number):
+                folder = self.handout(number)
+                build = folder.parent / f"build{number:02d}"
+                configure = subprocess.run(["cmake", "-S", folder, "-B", build, "-DCMAKE_BUILD_TYPE=Release"],
+                                           capture_output=True, text=True, timeout=COMPILE_SECONDS)
+                self.assertEqual(configure.returncode, 0, configure.stdout[-2000:] + configure.stderr[-3000:])
+                if number == last:
+                    command = ["cmake", "--build", build, "-j", "2", "--target", f"lesson{number:02d}", "gemm_lessons"]
+                else:
+                    source = Path(self.folders[number]).name + "/main.cu.o"
+                    command = ["make", "-C", build / "lessons", source]
+                compiled = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_SECONDS)
+                self.assertEqual(compiled.returncode, 0, compiled.stdout[-2000:] + compiled.stderr[-3000:])
+                shutil.rmtree(build)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,28 @@
+#pragma once
+// Where a block's tile lies when clusters of kClusterM blocks along M share a column of B tiles
+// (lessons 12-15). The schedulers number cluster tiles: kClusterM tile rows by one tile column.
+// Cluster tile (m, n) covers tile rows kClusterM * m .. kClusterM * m + kClusterM - 1 of tile
+// column n, and the block of rank r takes tile row kClusterM * m + r. At a ragged M the last
+// cluster tile's higher ranks may lie entirely below D: those blocks still load, multicast and
+// compute (on TMA's zeros), since their partners need their share of B, and store nothing.
+
+#include <cstdint>
+
+#include "common/host_device.hpp"
+#include "common/schedule/persistent.hpp"  // TileCoordinates
+
+namespace gemm::hopper {
+
+// The first row and column of D of a block's tile.
+struct TileOrigin {
+  int row0 = 0, col0 = 0;
+};
+
+template <class Tile>
+GEMM_HOST_DEVICE constexpr TileOrigin cluster_tile_origin(TileCoordinates cluster_tile,
+                                                          uint32_t rank) {
+  return {int((cluster_tile.m * Tile::kClusterM + rank) * Tile::kBlockM),
+          int(cluster_tile.n * Tile::kBlockN)};
+}
+
+}  // namespace gemm::hopper

@@ -1,0 +1,112 @@
+// Stream-K (lessons 14 and 15) next to other work on the GPU.
+//
+// A Stream-K part waits, spinning, for the parts of other clusters of its grid. That is safe only
+// if those clusters are running or can start: a grid whose clusters wait for clusters that cannot
+// be scheduled, because the SMs are held by the waiters themselves and by another kernel, never
+// finishes. The lessons launch their grids cooperatively (gemm::Residency::all_at_once): all of a
+// grid's clusters are resident at once, or the grid does not start until they can be. Here two
+// Stream-K kernels, each sized to fill the whole GPU, are launched on two streams at the same time,
+// again and again: they must finish (the ctest time limit catches a deadlock) and compute the same
+// bits as when each runs alone.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
+#include "common/runner.hpp"
+#include "lessons/registry.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+
+namespace {
+
+using gemm::bf16;
+
+// Every tile of this shape is cut into parts (the GPU tests' "every_tile_split").
+constexpr gemm::GemmProblem kStreamKShape{256, 512, 65536};
+constexpr int kRounds = 20;
+
+// One lesson's own output and workspace, on its own stream.
+struct Instance {
+  const gemm::Lesson* lesson;
+  gemm::DeviceBuffer<bf16> d;
+  gemm::DeviceBuffer<unsigned char> workspace;
+  cudaStream_t stream = nullptr;
+};
+
+// Waits for the stream, failing (instead of hanging) after `seconds`.
+bool finished_within(cudaStream_t stream, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const cudaError_t status = cudaStreamQuery(stream);
+    if (status == cudaSuccess) return true;
+    if (status != cudaErrorNotReady) CUDA_CHECK(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+TEST(StreamKConcurrency, TwoStreamKGridsAtOnceFinishWithTheirOwnBits) {
+  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+  std::vector<const gemm::Lesson*> lessons;
+  for (const gemm::Lesson& lesson : gemm::all_lessons())
+    if (lesson.zeroed_workspace && !gemm::unsupported_reason(lesson, runner.device()))
+      lessons.push_back(&lesson);
+  if (lessons.empty()) {
+    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: no Stream-K lesson runs here";
+    GTEST_SKIP() << "no Stream-K lesson can run on this GPU";
+  }
+  // Two instances: the last two Stream-K lessons, or the same one twice.
+  const gemm::Lesson* first = lessons.size() > 1 ? lessons[lessons.size() - 2] : lessons.back();
+  const gemm::Lesson* second = lessons.back();
+
+  runner.set_problem(kStreamKShape, /*seed=*/31);
+  // What each computes alone (checked against cuBLAS on the way).
+  std::vector<std::vector<bf16>> alone;
+  for (const gemm::Lesson* lesson : {first, second}) {
+    ASSERT_TRUE(runner.check(*lesson).passed()) << gemm::lesson_name(*lesson) << " alone";
+    alone.push_back(runner.download_d());
+  }
+
+  gemm::GemmArgs args;
+  args.problem = kStreamKShape;
+  args.a = runner.a();
+  args.b = runner.b();
+  std::vector<Instance> instances;
+  for (const gemm::Lesson* lesson : {first, second}) {
+    Instance instance{lesson, gemm::DeviceBuffer<bf16>(size_t(runner.d_elements())),
+                      gemm::DeviceBuffer<unsigned char>(lesson->workspace_bytes(kStreamKShape))};
+    CUDA_CHECK(cudaStreamCreateWithFlags(&instance.stream, cudaStreamNonBlocking));
+    instances.push_back(std::move(instance));
+  }
+  // Both grids are queued before either can finish: each round launches the two back to back.
+  for (int round = 0; round < kRounds; ++round)
+    for (Instance& instance : instances) {
+      CUDA_CHECK(cudaMemsetAsync(instance.workspace.get(), 0, instance.workspace.bytes(),
+                                 instance.stream));
+      args.d = instance.d.get();
+      args.workspace = instance.workspace.get();
+      instance.lesson->launch(args, instance.stream);
+      CUDA_CHECK(cudaGetLastError());
+    }
+  for (size_t i = 0; i < instances.size(); ++i) {
+    Instance& instance = instances[i];
+    ASSERT_TRUE(finished_within(instance.stream, 60.0))
+        << gemm::lesson_name(*instance.lesson) << " did not finish next to another Stream-K grid "
+        << "within 60 s: a deadlock";
+    std::vector<bf16> output(size_t(runner.d_elements()));
+    CUDA_CHECK(cudaMemcpy(output.data(), instance.d.get(), output.size() * sizeof(bf16),
+                          cudaMemcpyDeviceToHost));
+    EXPECT_EQ(std::memcmp(output.data(), alone[i].data(), output.size() * sizeof(bf16)), 0)
+        << gemm::lesson_name(*instance.lesson) << " next to another grid computed other bits "
+        << "than alone";
+    CUDA_CHECK(cudaStreamDestroy(instance.stream));
+  }
+}
+
+}  // namespace

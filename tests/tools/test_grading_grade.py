@@ -1,0 +1,278 @@
+"""The grader's verdicts and exit statuses without a GPU (tests/grading/grade.py, sanitizers.py):
+compute-sanitizer's verdicts read from what each tool prints (fixtures/grading/sanitizer/),
+failing tests that say what failed, usage errors (one line, exit 2, no report) against a
+submission that is the student's problem (graded 0, exit 0), and a CUDA tool missing in a
+hand-out (the tests that need it not run, exit 2)."""
+import contextlib
+import io
+import os
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPOSITORY / "tests" / "grading"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import binaries  # noqa: E402  (after the path is set)
+import grade  # noqa: E402
+import runs  # noqa: E402
+import sanitizers  # noqa: E402
+from test_grading_runs import Environment, FakeTree  # noqa: E402
+
+FIXTURES = REPOSITORY / "tests" / "tools" / "fixtures" / "grading" / "sanitizer"
+
+
+def fixture(name):
+    return (FIXTURES / f"{name}.txt").read_text()
+
+
+class SanitizerVerdicts(unittest.TestCase):
+    def test_clean_memcheck(self):
+        self.assertEqual(sanitizers.verdict("memcheck", 0, fixture("memcheck_clean")),
+                         (True, "clean: ERROR SUMMARY: 0 errors"))
+
+    def test_clean_racecheck_has_no_error_summary(self):
+        output = fixture("racecheck_clean")
+        self.assertNotIn("ERROR SUMMARY", output)
+        self.assertEqual(sanitizers.verdict("racecheck", 0, output),
+                         (True, "clean: RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"))
+
+    def test_racecheck_with_hazards(self):
+        clean, message = sanitizers.verdict("racecheck", 99, fixture("racecheck_hazards"))
+        self.assertFalse(clean)
+        lines = message.split("\n")
+        self.assertEqual(lines[0], "RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warnings) "
+                                   "(exit code 99 (the tool found errors))")
+        self.assertEqual(lines[1], "first report:")
+        self.assertTrue(lines[2].startswith("========= Error: Race reported between Write access at "
+                                            "void lesson05::gemm_kernel"))
+        self.assertTrue(lines[3].startswith("=========     and Read access at"))
+        self.assertEqual(len(lines), 2 + 1 + sanitizers.REPORT_DETAIL_LINES)
+        self.assertTrue(all(len(line) <= sanitizers.LINE_MAX_CHARS + 6 for line in lines))
+
+    def test_memcheck_with_errors(self):
+        clean, message = sanitizers.verdict("memcheck", 99, fixture("memcheck_errors"))
+        self.assertFalse(clean)
+        self.assertIn("ERROR SUMMARY: 2 errors (exit code 99", message)
+        self.assertIn("========= Invalid __shared__ write of size 4 bytes\n=========     at void lesson02::", message)
+        self.assertIn("by thread (15,3,0) in block (1,0,0)", message)
+
+    def test_synccheck_with_a_barrier_error(self):
+        clean, message = sanitizers.verdict("synccheck", 99, fixture("synccheck_barrier"))
+        self.assertFalse(clean)
+        self.assertIn("ERROR SUMMARY: 1 error (exit code 99", message)
+        self.assertIn("========= Barrier error detected. Divergent thread(s) in warp", message)
+
+    def test_a_crash_without_a_summary_is_not_clean(self):
+        for tool in ("memcheck", "racecheck", "synccheck"):
+            with self.subTest(tool):
+                clean, message = sanitizers.verdict(tool, 0, fixture("crash_no_summary"))
+                self.assertFalse(clean)
+                self.assertIn("printed no", message)
+                self.assertIn("process didn't terminate successfully", message)
+        self.assertFalse(sanitizers.verdict("memcheck", None, "")[0])
+
+    def test_a_clean_summary_with_a_failing_lesson_is_not_clean(self):
+        clean, message = sanitizers.verdict("memcheck", 1, fixture("memcheck_clean") + "check: FAIL\n")
+        self.assertFalse(clean)
+        self.assertIn("ERROR SUMMARY: 0 errors, but the lesson failed under compute-sanitizer memcheck "
+                      "(exit code 1)", message)
+
+    def test_each_tool_is_judged_by_its_own_summary(self):
+        # A memcheck summary in racecheck's output (or the reverse) proves nothing.
+        self.assertFalse(sanitizers.verdict("racecheck", 0, fixture("memcheck_clean"))[0])
+        self.assertFalse(sanitizers.verdict("memcheck", 0, fixture("racecheck_clean"))[0])
+        with self.assertRaises(ValueError):
+            sanitizers.verdict("leakcheck", 0, "")
+
+
+class Messages(unittest.TestCase):
+    """A failing test's output says what failed."""
+
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.dir = Path(self.folder.name)
+        self.grader = grade.Grader(1, self.dir / "kernel.cuh", self.dir / "results", self.dir / "tree",
+                                   secret=b"s")
+        self.shape = grade.shapes.Shape("tiny", 1, 8, 8, 1007)
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def result(self, code, report=None, problem="", output=""):
+        return runs.RunResult(["lesson01"], code, False, 0.1, output, len(output), report, problem)
+
+    def test_a_run_without_a_report(self):
+        passed, text = self.grader.judge(self.result(0, problem="the run wrote no report"), self.shape)
+        self.assertFalse(passed)
+        self.assertEqual(text, "no result: the run wrote no report (exit code 0)")
+        passed, text = self.grader.judge(self.result(-11, problem="the run wrote no report"), self.shape)
+        self.assertIn("ended by signal 11", text)
+
+    def test_a_report_that_fails_its_check(self):
+        report = {"lesson": 1, "m": 1, "n": 8, "k": 8, "seed": 1007,
+                  "check": {"passed": False, "max_normalized_error": 3.5, "mismatches": 4}}
+        passed, text = self.grader.judge(self.result(1, report, output="check: FAIL"), self.shape)
+        self.assertFalse(passed)
+        self.assertTrue(text.startswith("wrong result (exit code 1 (the check failed)): max normalized error 3.5"))
+        report["check"]["passed"] = True
+        passed, text = self.grader.judge(self.result(5, report), self.shape)
+        self.assertTrue(text.startswith("the check passed, but then the run failed (exit code 5"))
+
+    def test_a_report_of_another_run(self):
+        report = {"lesson": 1, "m": 2, "n": 8, "k": 8, "seed": 1007, "check": {"passed": True}}
+        passed, text = self.grader.judge(self.result(0, report), self.shape)
+        self.assertFalse(passed)
+        self.assertIn("it says {'m': 2}", text)
+
+    def test_a_sanitizer_run_through_the_grader(self):
+        tools = self.dir / "bin"
+        tools.mkdir()
+        sanitizer = tools / "compute-sanitizer"
+        sanitizer.write_text(f"#!/bin/sh\ncat {FIXTURES / 'racecheck_clean.txt'}\n")
+        sanitizer.chmod(0o755)
+        self.grader.executable = "lesson01"
+        with Environment(PATH=f"{tools}:{os.environ['PATH']}"):
+            name, part, passed, text, _ = self.grader.sanitizer_test("racecheck")
+        self.assertEqual((name, part, passed), ("compute-sanitizer racecheck at 200 x 136 x 264", "robustness", True))
+        self.assertEqual(text, "clean: RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)")
+
+    def test_a_host_check_that_fails_silently(self):
+        check = self.dir / "check"
+        check.write_text("#!/bin/sh\nexit 1\n")
+        check.chmod(0o755)
+        self.grader.tree = FakeTree()
+        self.grader.tree.executable = lambda target: check
+        self.grader.folder = grade.build.Folder("fake", self.dir, ["lesson"])
+        self.grader.host_check("swizzle_bank_conflicts")
+        test = self.grader.report.tests[-1]
+        self.assertFalse(test.passed)
+        self.assertEqual(test.output, "failed (exit code 1 (the check failed)), without printing why")
+
+
+class Usage(unittest.TestCase):
+    """Usage errors: one line on stderr, exit 2, no report. The student's own problems: graded."""
+
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.dir = Path(self.folder.name)
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def main(self, *arguments):
+        stdout, stderr = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            try:
+                status = grade.main([str(argument) for argument in arguments])
+            except SystemExit as exit:
+                status = exit.code
+        return status, stdout.getvalue(), stderr.getvalue()
+
+    def assert_usage_error(self, words, *arguments):
+        results = self.dir / "results"
+        status, _, stderr = self.main(*arguments, "--results", results)
+        self.assertEqual(status, 2)
+        self.assertEqual(len(stderr.strip().split("\n")), 1, stderr)
+        self.assertIn(words, stderr)
+        self.assertFalse(results.exists())
+
+    def test_no_such_lesson(self):
+        kernel = self.dir / "kernel.cuh"
+        kernel.write_text("// nothing\n")
+        self.assert_usage_error("there is no lesson 99 under lessons/", "99", kernel)
+        self.assert_usage_error("L must be a lesson number", "eight", kernel)
+
+    def test_no_such_submission(self):
+        self.assert_usage_error(f"the submission {self.dir / 'missing'} does not exist", "01",
+                                self.dir / "missing")
+
+    def test_a_bad_flag(self):
+        kernel = self.dir / "kernel.cuh"
+        kernel.write_text("// nothing\n")
+        self.assert_usage_error("unrecognized arguments: --fast", "01", kernel, "--fast")
+        self.assert_usage_error("--jobs and --deadline must be positive", "01", kernel, "--jobs", "0")
+
+    def test_a_submission_without_a_kernel_is_graded_zero(self):
+        folder = self.dir / "upload"
+        folder.mkdir()
+        (folder / "notes.txt").write_text("I forgot the kernel\n")
+        binary = self.dir / "kernel.pdf"
+        binary.write_bytes(b"%PDF\0\1\2")
+        for submission, words in ((folder, "no kernel.cuh in upload: hand in lessons/01_naive/kernel.cuh"),
+                                  (binary, "kernel.pdf is not a text file")):
+            with self.subTest(words):
+                results = self.dir / f"results-{submission.name}"
+                status, stdout, _ = self.main("01", submission, "--results", results)
+                self.assertEqual(status, 0)
+                self.assertIn("Lesson 01: 0 of 40 points", stdout)
+                summary = (results / "summary.txt").read_text()
+                self.assertIn(words, summary)
+
+
+class MissingTools(unittest.TestCase):
+    """In a hand-out a missing CUDA tool is the student's to install: its tests do not run and the
+    grader exits 2; on the grading host it is an infrastructure error."""
+
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.dir = Path(self.folder.name)
+        self.bin = self.dir / "bin"
+        self.bin.mkdir()
+        for tool in ("nm", "cmake"):  # what the grader may need besides the CUDA tools
+            (self.bin / tool).symlink_to("/bin/true")
+        self.path = Environment(PATH=str(self.bin), CUDACXX="")
+        self.path.__enter__()
+
+    def tearDown(self):
+        self.path.__exit__()
+        self.folder.cleanup()
+
+    def grader(self, in_handout):
+        grader = grade.Grader(3, self.dir / "kernel.cuh", self.dir / "results", self.dir / "tree")
+        grader.in_handout = in_handout
+        grader.lesson = grade.lessons.load(REPOSITORY, 3)
+        grader.host_checks = []
+        grader.executable = grader.baseline = self.dir / "lesson"
+        return grader
+
+    def test_cuobjdump_missing_in_a_handout(self):
+        grader = self.grader(in_handout=True)
+        grader.static_checks()
+        signature = next(test for test in grader.report.tests if test.name == "instruction signature")
+        self.assertFalse(signature.passed)
+        self.assertIn("not run: cuobjdump is not on PATH", signature.output)
+        self.assertIn("/usr/local/cuda/bin", signature.output)
+        self.assertEqual(grader.exit_status(), 2)
+        self.assertEqual(grader.report.missing_tools, ["cuobjdump"])
+        line, = grader.missing_tool_lines()
+        self.assertIn("grade: cuobjdump is not on PATH", line)
+        grader.report.finalize()
+        self.assertTrue(grader.report.headline().startswith("INCOMPLETE GRADE: cuobjdump not on PATH"))
+
+    def test_cuobjdump_missing_on_the_grading_host(self):
+        grader = self.grader(in_handout=False)
+        with self.assertRaises(binaries.MissingTool) as raised:
+            grader.static_checks()
+        self.assertIsInstance(raised.exception, runs.InfrastructureError)
+
+    def test_nvcc_missing_in_a_handout(self):
+        grader = self.grader(in_handout=True)
+        self.assertFalse(grader.build("// the spliced kernel"))
+        self.assertEqual(grader.report.missing_tools, ["nvcc"])
+        grader.report.finalize()
+        self.assertTrue(all("not run: nvcc is not on PATH" in test.output for test in grader.report.tests))
+        self.assertEqual(grader.exit_status(), 2)
+
+    def test_compute_sanitizer_missing_in_a_handout(self):
+        grader = self.grader(in_handout=True)
+        name, _, passed, text, _ = grader.sanitizer_test("memcheck")
+        self.assertFalse(passed)
+        self.assertIn("not run: compute-sanitizer is not on PATH", text)
+        self.assertEqual(grader.exit_status(), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
