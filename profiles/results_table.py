@@ -67,11 +67,36 @@ def lesson_name(lesson, slug):
     return f"{lesson:02d} {slug}"
 
 
+def lesson_ranges(lessons):
+    """[1, 2, 3, 5, 9] -> '01-03, 05, 09'."""
+    ranges, start = [], None
+    for index, lesson in enumerate(lessons):
+        if start is None:
+            start = lesson
+        if index + 1 == len(lessons) or lessons[index + 1] != lesson + 1:
+            ranges.append(f"{start:02d}" if start == lesson else f"{start:02d}-{lesson:02d}")
+            start = None
+    return ", ".join(ranges)
+
+
+def measured_when(rows):
+    """'2026-11-23, commit `71f85ba`', or, when the lessons were measured in several runs, which
+    lessons in which: 'lessons 01-08 on 2026-11-23 at commit `71f85ba`; lessons 09-11 on ...'."""
+    runs = {}
+    for row in rows:
+        runs.setdefault((row["date"], row["commit"]), set()).add(int(row["lesson"]))
+    if len(runs) == 1:
+        (date, commit), = runs
+        return f"{date}, commit `{commit}`"
+    return "; ".join(f"lessons {lesson_ranges(sorted(lessons))} on {date} at commit `{commit}`"
+                     for (date, commit), lessons in sorted(runs.items(), key=lambda run: min(run[1])))
+
+
 def introduction(rows):
     """What was measured, where, and how: the paired protocol in a few sentences."""
     meta = rows[0]
     out = ["# Results", "",
-           f"Measured by `make bench` on {meta['gpu']}, {meta['date']}, commit `{meta['commit']}`.",
+           f"Measured by `make bench` on {meta['gpu']}, {measured_when(rows)}.",
            "Each lesson and its reference are timed in the same process, alternately, pair by pair.",
            "The reference is cuBLAS (`cublasGemmEx`, bf16 in and out, fp32 compute) for the plain",
            "product `D = A * B^T`, and cuBLASLt's fused epilogue for lesson 15's fused rows. Both",

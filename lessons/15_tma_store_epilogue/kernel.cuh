@@ -15,7 +15,6 @@
 // Graded instruction signature: HGMMA UTMALDG.2D.MULTICAST UTMASTG STSM USETMAXREG
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "common/activation.hpp"

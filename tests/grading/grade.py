@@ -482,8 +482,11 @@ class Grader:
             name = f"canary_{self.canaries}"
         result = self.run(self.baseline, ["--m", "128", "--n", "128", "--k", "128", *CHECK_RUN],
                           CANARY_SECONDS, name)
-        if result.exit_code == 2 and why == "start":
-            raise NoGpu(result.last_lines(2))
+        if result.exit_code == 2:
+            # The grading host must have a GPU: a missing one (or one lost during grading, as a
+            # process that survives its kill can leave it) is the host's fault, never a score.
+            raise InfrastructureError(f"the grading host has no usable CUDA GPU ({why}): "
+                                      f"{result.last_lines(2)}")
         report = result.result or {}
         if result.exit_code != 0 or not (report.get("check") or {}).get("passed"):
             raise InfrastructureError(f"the course's own solution failed on a small shape ({why}): "

@@ -66,8 +66,12 @@ SECRET = b"validation secret of the course's grader (public: not the one student
 PREBUILD_SECONDS = 1800
 CLEARLY_BELOW_POINTS = 10   # a variant must score at least this much below the solution's 100
 PART_LIMIT_SECONDS = 600    # each part of the validation must finish within this
-DEFAULT_GRADE_JOBS = 4
-DEFAULT_PARALLEL_GRADES = 2
+# Measured on the H100 (2026-11-24): with 3 grades at once of 4 runs each, over lessons 01-04, a
+# killed run's process survived its SIGKILL and the GPU was lost to every later process until the
+# machine was replaced. With 2 grades of 2-3 runs (lessons 09-15) or 1 grade of 3 runs (lessons
+# 04-08) nothing of the kind happened. Hence the cautious defaults.
+DEFAULT_GRADE_JOBS = 3
+DEFAULT_PARALLEL_GRADES = 1
 KINDS = ("solution", "empty", "stub", "planted")
 PLANTED_DIR = GRADING_DIR / "planted"
 FULL = "full"

@@ -139,6 +139,17 @@ class Messages(unittest.TestCase):
         self.assertEqual((name, part, passed), ("compute-sanitizer racecheck at 200 x 136 x 264", "robustness", True))
         self.assertEqual(text, "clean: RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)")
 
+    def test_no_gpu_on_the_grading_host_is_an_infrastructure_error(self):
+        lesson = self.dir / "lesson"
+        lesson.write_text("#!/bin/sh\necho 'lesson01: error: no CUDA GPU found'\nexit 2\n")
+        lesson.chmod(0o755)
+        self.grader.baseline = lesson
+        self.grader.in_handout = False
+        with self.assertRaisesRegex(runs.InfrastructureError, "no usable CUDA GPU"):
+            self.grader.canary("start")
+        with self.assertRaisesRegex(runs.InfrastructureError, "no usable CUDA GPU"):
+            self.grader.canary("after the run of large_4096 was killed")
+
     def test_a_host_check_that_fails_silently(self):
         check = self.dir / "check"
         check.write_text("#!/bin/sh\nexit 1\n")

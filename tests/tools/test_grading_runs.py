@@ -199,8 +199,16 @@ class RunPhase(unittest.TestCase):
         with self.assertRaises(runs.InfrastructureError):
             grader.gpu()
 
-    def test_no_gpu_skips_the_runs(self):
+    def test_no_gpu_on_the_grading_host_is_an_infrastructure_error(self):
+        # The course's grader must have a GPU: without one, no submission gets a score.
         grader = self.grader("pass", baseline_mode="no_gpu")
+        with self.assertRaises(runs.InfrastructureError):
+            grader.gpu()
+
+    def test_no_gpu_in_a_handout_skips_the_runs(self):
+        # A student's machine without a GPU: the build and the static checks still count.
+        grader = self.grader("no_gpu")
+        grader.in_handout = True
         with self.assertRaises(grade.NoGpu):
             grader.gpu()
 

@@ -44,6 +44,15 @@ class ResultsTable(unittest.TestCase):
         self.assertIn("Every measurement passed the correctness check first.", self.markdown)
         self.assertIn("FAIL marks a lesson that failed the check", self.markdown)
 
+    def test_lessons_measured_in_several_runs_say_which_when(self):
+        rows = [{"lesson": lesson, "date": date, "commit": commit}
+                for lesson, date, commit in [(1, "2026-11-23", "aaa"), (2, "2026-11-23", "aaa"),
+                                             (3, "2026-11-24", "bbb"), (4, "2026-11-23", "aaa")]]
+        self.assertEqual(results_table.measured_when(rows),
+                         "lessons 01-02, 04 on 2026-11-23 at commit `aaa`; "
+                         "lessons 03 on 2026-11-24 at commit `bbb`")
+        self.assertEqual(results_table.measured_when(rows[:2]), "2026-11-23, commit `aaa`")
+
     def test_introduction_describes_the_paired_protocol(self):
         text = " ".join(self.markdown.split("## ")[0].split())
         self.assertIn("timed in the same process, alternately, pair by pair", text)
