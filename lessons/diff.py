@@ -25,7 +25,8 @@ copies that the lesson uses from common/ out of the comparison, and say so in on
 the lesson uses the very same code, so they are no change.
 
 Exit status: 0 whether or not the kernels differ; 2, with one line on stderr, for a missing or
-malformed lesson number, a lesson that does not exist, or one without a parent.
+malformed lesson number, a lesson that does not exist, one without a parent, or teaching-copy
+markers that do not pair up.
 """
 import difflib
 import re
@@ -34,6 +35,7 @@ import sys
 from pathlib import Path
 
 from lesson_entry import read_entry
+from teaching_copy import teaching_copies
 
 LESSONS_DIR = Path(__file__).resolve().parent
 USAGE = "usage: make diff L=NN [CODE=1]"
@@ -96,29 +98,13 @@ def relative_to_here(path):
         return Path(path)
 
 
-TEACHING_COPY_BEGIN = re.compile(r"^\s*// BEGIN TEACHING COPY\((?P<name>\w+)\)")
-TEACHING_COPY_END = re.compile(r"^\s*// END TEACHING COPY\b")
-
-
-def teaching_copies(text):
-    """{name: (first line index, last line index)} of the teaching copies in a kernel's text."""
-    copies, name, first = {}, None, 0
-    for index, line in enumerate(text.splitlines()):
-        begin = TEACHING_COPY_BEGIN.match(line)
-        if begin:
-            name, first = begin["name"], index
-        elif TEACHING_COPY_END.match(line) and name:
-            copies[name] = (first, index)
-            name = None
-    return copies
-
-
 def without_inherited_copies(old_text, new_text):
     """(the parent's text without the teaching copies that the lesson uses from common/ instead of
-    spelling them out itself, the names of those copies)."""
+    spelling them out itself, the names of those copies). ValueError on unpaired markers."""
     lines = old_text.splitlines()
-    kept_names = teaching_copies(new_text)
-    dropped = {name: span for name, span in teaching_copies(old_text).items()
+    kept_names = teaching_copies(new_text, "the lesson's kernel.cuh")
+    parent_copies = teaching_copies(old_text, "the parent's kernel.cuh")
+    dropped = {name: span for name, span in parent_copies.items()
                if name not in kept_names and f"gemm::taught::{name}" in new_text}
     for first, last in sorted(dropped.values(), reverse=True):
         del lines[first:last + 1]
@@ -128,8 +114,8 @@ def without_inherited_copies(old_text, new_text):
 def inherited_note(names, old_number, new_number):
     if not names:
         return []
-    return [f"(lesson {old_number:02d}'s teaching copies of {', '.join(names)} are left out: lesson "
-            f"{new_number:02d} uses the same code from common/, through gemm::taught)"]
+    return [f"(lesson {old_number:02d}'s teaching copies of {', '.join(names)} are left out: "
+            f"lesson {new_number:02d} uses the same code from common/, through gemm::taught)"]
 
 
 def unified_diff(old_path, new_path, old_text, new_text):
@@ -215,7 +201,11 @@ def main(argv=None):
         print(f"{USAGE}: {error}", file=sys.stderr)
         return 2
     new_text = new_path.read_text()
-    old_text, inherited = without_inherited_copies(old_path.read_text(), new_text)
+    try:
+        old_text, inherited = without_inherited_copies(old_path.read_text(), new_text)
+    except ValueError as error:  # teaching-copy markers that do not pair up
+        print(f"make diff: {error}", file=sys.stderr)
+        return 2
     lines = (code_diff(old_path, new_path, old_text, new_text, parent, number) if code
              else unified_diff(old_path, new_path, old_text, new_text))
     for note in inherited_note(inherited, parent, number):

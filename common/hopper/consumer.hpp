@@ -9,7 +9,7 @@ namespace gemm::hopper {
 #if defined(__CUDACC__)
 // Waits until no wgmma group of this warpgroup is pending, fences the accumulators (only now may
 // they be read), then releases `last_stage`, the stage that the last group read: the state that
-// the MMA loop returned (mma_tile_k_range, mma_rows_k_range).
+// the MMA loop (mma_k_range) returned.
 template <class Pipeline, class Accumulators>
 __device__ inline void mma_drain(Pipeline& pipeline, Accumulators& accumulator,
                                  const typename Pipeline::State& last_stage) {

@@ -62,6 +62,7 @@ import regions  # noqa: E402
 import report as scoring  # noqa: E402
 import sanitizers  # noqa: E402
 import shapes  # noqa: E402
+import runs  # noqa: E402
 from runs import InfrastructureError, flock_within, run_limited  # noqa: E402
 
 HANDOUT_RECORD = GRADING_DIR / "handout.json"        # present in a hand-out only
@@ -170,12 +171,8 @@ def clipped(text, limit=TEST_OUTPUT_MAX_CHARS):
 
 
 def describe_exit(code):
-    """'exit code 5 (CUDA error: ...)', 'exit code 0', 'ended by signal 9', for test outputs."""
-    if code is None:
-        return "killed at its time limit"
-    if code < 0:
-        return f"ended by signal {-code}"
-    return f"exit code {code}" + (f" ({EXIT_MEANINGS[code]})" if code in EXIT_MEANINGS else "")
+    """How a lesson run ended, with what its exit code means (runs.describe_exit)."""
+    return runs.describe_exit(code, EXIT_MEANINGS)
 
 
 def gpu_lock_path():
@@ -270,8 +267,7 @@ class Grader:
             return None
 
     def not_run_for(self, name):
-        return (f"not run: {name} is not on PATH (it comes with the CUDA toolkit; put the toolkit's "
-                "bin folder on PATH, e.g. /usr/local/cuda/bin, and grade again)")
+        return f"not run: {binaries.MissingTool(name)}; then grade again"
 
     def cuda_compiler_found(self):
         """Whether CMake can find nvcc: on PATH, named by CUDACXX, or already in the tree's cache."""
@@ -334,8 +330,7 @@ class Grader:
         words = sorted({word for body in splice.bodies.values() for word in regions.flagged_words(body)})
         if words:
             self.report.flags.append("the regions name " + ", ".join(words))
-        self.host_checks = sorted({region.attributes["host-check"] for region in course_regions
-                                   if "host-check" in region.attributes})
+        self.host_checks = regions.host_checks(course_regions)
         return splice.text
 
     # ---- 3: build --------------------------------------------------------------------------

@@ -42,9 +42,11 @@ from pathlib import Path
 GRADING_DIR = Path(__file__).resolve().parent
 ROOT = GRADING_DIR.parents[1]
 sys.path.insert(0, str(GRADING_DIR))
+sys.path.insert(0, str(ROOT / "lessons"))
 
 import lessons as course_lessons  # noqa: E402  (after the path is set)
 import regions  # noqa: E402
+import teaching_copy  # noqa: E402
 
 # Files only the course staff needs: the planted submissions and fixtures hold solutions, the
 # tools below need the solutions or git, and the CI script builds lessons the hand-out lacks.
@@ -247,22 +249,10 @@ def cut_readme_solutions(text, lesson_regions, origin):
 # ---- Common building blocks that later lessons include --------------------------------------
 
 # A common file that holds the code of an exercise region of lesson MM says so in its first lines
-# (`// Taught in lesson MM: ...`): the hand-outs of lessons up to MM leave it out, since it holds
-# the answer of lesson MM, or of a lesson after theirs.
-TAUGHT_IN = re.compile(r"^// Taught in lesson (?P<id>\d\d)\b")
-TAUGHT_IN_LINES = 40
+# (`// Taught in lesson MM: ...`, read by teaching_copy.taught_in): the hand-outs of lessons up to
+# MM leave it out, since it holds the answer of lesson MM, or of a lesson after theirs.
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"(?P<path>[^"]+)"', re.MULTILINE)
 SOURCE_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h"}
-
-
-def taught_in(text):
-    """The lesson whose exercise a common file spells out (its `// Taught in lesson MM` line
-    within the first 40 lines), or None."""
-    for line in text.split("\n")[:TAUGHT_IN_LINES]:
-        match = TAUGHT_IN.match(line)
-        if match:
-            return int(match["id"])
-    return None
 
 
 def included_paths(text, path, files):
@@ -285,7 +275,7 @@ def files_to_leave_out_for_common(root, files, lesson_id):
                if Path(path).suffix in SOURCE_SUFFIXES}
     left_out = {}
     for path, text in sources.items():
-        taught = taught_in(text) if path.startswith("common/") else None
+        taught = teaching_copy.taught_in(text) if path.startswith("common/") else None
         if taught is not None and taught >= lesson_id:
             left_out[path] = f"taught in lesson {taught:02d}"
     includes = {path: included_paths(text, path, sources) for path, text in sources.items()}
@@ -427,8 +417,7 @@ def render_homework_page(lesson, lesson_regions, source, targets_table):
     """HOMEWORK.md from tests/grading/homework_template.md."""
     template = string.Template((GRADING_DIR / "homework_template.md").read_text())
     tasks = "\n".join(f"- **`{region.name}`**: {region.task}" for region in lesson_regions)
-    host_checks = sorted({region.attributes["host-check"] for region in lesson_regions
-                          if "host-check" in region.attributes})
+    host_checks = regions.host_checks(lesson_regions)
     technique = (f"the machine code contains the lesson's characteristic instructions "
                  f"({', '.join(f'`{name}`' for name in lesson.signature)})"
                  if lesson.signature else "nothing lesson-specific beyond correctness")

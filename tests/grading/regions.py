@@ -119,6 +119,12 @@ def parse_regions(text, origin="kernel.cuh"):
 
 # ---- Cutting -------------------------------------------------------------------------------------
 
+def host_checks(region_list):
+    """The host checks that a lesson's regions ask for (their host-check attributes), sorted."""
+    return sorted({region.attributes["host-check"] for region in region_list
+                   if "host-check" in region.attributes})
+
+
 def declaration_type(body, name, region_name):
     """The type in the region's one-line declaration of `name` ('float', 'const bf16*')."""
     pattern = re.compile(r"^\s*(?P<type>[\w:<>,*& ]+?)\s*\b" + re.escape(name) + r"\s*(=|\{|;)")

@@ -51,6 +51,17 @@ def flock_within(file, mode, seconds, what, announce=None):
             time.sleep(0.2)
 
 
+def describe_exit(code, meanings=None):
+    """How a run ended, for reports: 'exit code 5 (what 5 means)', 'exit code 0', 'ended by signal
+    9', 'killed at its time limit' (no code). `meanings` maps exit codes to what they mean."""
+    if code is None:
+        return "killed at its time limit"
+    if code < 0:
+        return f"ended by signal {-code}"
+    meaning = (meanings or {}).get(code)
+    return f"exit code {code}" + (f" ({meaning})" if meaning else "")
+
+
 @dataclasses.dataclass
 class RunResult:
     command: list

@@ -21,6 +21,8 @@ Everything here is text processing, so the tests can feed it the tools' output w
 """
 import re
 
+import runs
+
 # The exit code compute-sanitizer is asked to return when its tool found something
 # (--error-exitcode); any other non-zero code comes from the program under the tool.
 ERROR_EXIT_CODE = 99
@@ -76,11 +78,7 @@ def summary_line(tool, output):
 
 
 def describe_exit(exit_code):
-    if exit_code == ERROR_EXIT_CODE:
-        return f"exit code {exit_code} (the tool found errors)"
-    if isinstance(exit_code, int) and exit_code < 0:
-        return f"ended by signal {-exit_code}"
-    return f"exit code {exit_code}"
+    return runs.describe_exit(exit_code, {ERROR_EXIT_CODE: "the tool found errors"})
 
 
 def verdict(tool, exit_code, output):

@@ -46,7 +46,6 @@ import datetime
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -57,6 +56,7 @@ sys.path.insert(0, str(GRADING_DIR))
 
 import build  # noqa: E402  (after the path is set)
 import grade  # noqa: E402
+import homework  # noqa: E402
 import lessons  # noqa: E402
 import regions  # noqa: E402
 import shapes  # noqa: E402
@@ -320,8 +320,7 @@ class Validation:
             for variant in variants:
                 lesson, course_text, lesson_regions = catalog[variant.lesson]
                 spliced = regions.splice(course_text, variant.text, regions.cut(course_text)).text
-                checks = sorted({region.attributes["host-check"] for region in lesson_regions
-                                 if "host-check" in region.attributes})
+                checks = regions.host_checks(lesson_regions)
                 folder = folders[variant.name] = self.tree.add(lesson, spliced, checks, with_pair=True)
                 mine = [folder.target("lesson")] + [folder.target(f"check_{check}") for check in checks]
                 mine += [folder.target("pair")] if variant.kind == "solution" else []
@@ -497,11 +496,10 @@ def valid_results_json(results_dir):
 
 
 def commit_description():
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                          text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()
-    return head + ("-dirty" if dirty else "")
+    """'1a2b3c4', or '1a2b3c4-dirty' with uncommitted changes (homework.source_record)."""
+    record = homework.source_record(ROOT)
+    short = record["commit"][:7] if record["commit"] else "unknown"
+    return short + ("-dirty" if record["uncommitted_changes"] else "")
 
 
 def markdown_tables(documents):

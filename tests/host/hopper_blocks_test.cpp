@@ -12,14 +12,15 @@
 #include "common/hopper/work_item.hpp"
 #include "common/schedule/raster.hpp"
 #include "common/schedule/stream_k.hpp"
+#include "common/shared_memory.hpp"
 
 namespace {
 
 using gemm::hopper::consumer_registers;
 using gemm::hopper::registers_at_launch;
 
-// Lesson 09: 256 threads, two blocks per SM; lessons 10-13: 384 threads alone; lessons 14-15:
-// the producer keeps 56 for the Stream-K arithmetic.
+// Lessons 10-13: 384 threads alone on an SM, the producer down to 40; lessons 14-15: the producer
+// keeps 56 for the Stream-K arithmetic; and 256 threads, two blocks to an SM (lesson 09, exercise 3).
 TEST(HopperBlocks, RegisterBudgetOfEachConfiguration) {
   EXPECT_EQ(registers_at_launch(256, 2), 128);
   EXPECT_EQ(registers_at_launch(384, 1), 168);  // 65536 / 384 = 170.7, rounded down to 8
@@ -38,7 +39,7 @@ TEST(HopperBlocks, RegisterBudgetOfEachConfiguration) {
 }
 
 TEST(HopperBlocks, TileShapeOfTheLessons) {
-  using Lesson09 = gemm::hopper::TileShape<128, 128, 3, 1>;
+  using Lesson09 = gemm::hopper::TileShape<128, 128, 4, 1>;
   static_assert(Lesson09::kThreads == 256 && Lesson09::kRowBlocks == 2);
   static_assert(Lesson09::kAccumulators == 128 && Lesson09::kStageBytes == 32 * 1024);
   using Lesson12 = gemm::hopper::TileShape<128, 256, 4, 2, 2>;
@@ -47,6 +48,9 @@ TEST(HopperBlocks, TileShapeOfTheLessons) {
   static_assert(Lesson12::kStageBytes == 48 * 1024);
   // The ring of 4 stages of lesson 10 fits in the shared memory a block may use, a fifth does not.
   static_assert(sizeof(gemm::hopper::OperandRing<Lesson12>) == 4 * 48 * 1024);
+  using FiveStages = gemm::hopper::TileShape<128, 256, 5, 2, 2>;
+  static_assert(sizeof(gemm::hopper::OperandRing<Lesson12>) <= gemm::kMaxSharedBytesPerBlock);
+  static_assert(sizeof(gemm::hopper::OperandRing<FiveStages>) > gemm::kMaxSharedBytesPerBlock);
   SUCCEED();
 }
 

@@ -55,9 +55,11 @@ class FakeCourse(unittest.TestCase):
 
 class TaughtIn(FakeCourse):
     def test_the_marker_is_read_from_the_first_lines_only(self):
-        self.assertEqual(homework.taught_in("// x\n// Taught in lesson 14: lessons/14_stream_k\n"), 14)
-        self.assertIsNone(homework.taught_in("// Taught in lesson 4\n"))
-        self.assertIsNone(homework.taught_in("\n" * homework.TAUGHT_IN_LINES + "// Taught in lesson 14\n"))
+        taught_in = homework.teaching_copy.taught_in
+        self.assertEqual(taught_in("// x\n// Taught in lesson 14: lessons/14_stream_k\n"), 14)
+        self.assertIsNone(taught_in("// Taught in lesson 4\n"))
+        lines = homework.teaching_copy.TAUGHT_IN_LINES
+        self.assertIsNone(taught_in("\n" * lines + "// Taught in lesson 14\n"))
 
     def test_the_lessons_own_handout_leaves_out_the_block_and_what_includes_it(self):
         folder, notes = self.handout(2)

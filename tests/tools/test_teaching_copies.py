@@ -10,8 +10,10 @@ ones before it leave the header out (tests/grading/homework.py); that lesson mus
 holds the teaching copy.
 
 In a homework hand-out (tests/grading/handout.json) the later lessons and the headers that hold
-the hand-out's answers are left out: pairs with a side missing are skipped there, not failed. lessons/diff.py leaves a parent's teaching copies out
-of `make diff` when the lesson uses the building block instead (tested here on small texts).
+the hand-out's answers are left out: pairs with a side missing are skipped there, not failed.
+lessons/diff.py leaves a parent's teaching copies out of `make diff` when the lesson uses the
+building block instead (tested here on small texts). The markers are read by
+lessons/teaching_copy.py, as diff.py and the homework tool read them.
 """
 import re
 import sys
@@ -22,35 +24,17 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPOSITORY / "lessons"))
 
 import diff  # noqa: E402  (after the path is set)
+import teaching_copy  # noqa: E402
 
-BEGIN = re.compile(r"^\s*// BEGIN TEACHING COPY\((?P<name>\w+)\)\s*$")
-END = re.compile(r"^\s*// END TEACHING COPY\s*$")
-TAUGHT_IN = re.compile(r"^// Taught in lesson (?P<lesson>\d\d)\b", re.MULTILINE)
 LESSON_FOLDER = re.compile(r"lessons/(?P<lesson>\d\d)_")
 IN_A_HANDOUT = (REPOSITORY / "tests" / "grading" / "handout.json").is_file()
 
 
-def teaching_copies(text, origin):
-    """{name: [code lines]} of a file's teaching copies; raises ValueError on unpaired markers."""
-    copies, name, body = {}, None, []
-    for number, line in enumerate(text.splitlines(), start=1):
-        begin = BEGIN.match(line)
-        if begin:
-            if name:
-                raise ValueError(f"{origin}:{number}: a teaching copy inside '{name}'")
-            name, body = begin["name"], []
-        elif END.match(line):
-            if not name:
-                raise ValueError(f"{origin}:{number}: END TEACHING COPY without a BEGIN")
-            if name in copies:
-                raise ValueError(f"{origin}:{number}: a second teaching copy named '{name}'")
-            copies[name] = body
-            name = None
-        elif name:
-            body.append(line)
-    if name:
-        raise ValueError(f"{origin}: teaching copy '{name}' has no END TEACHING COPY")
-    return copies
+def copy_bodies(text, origin):
+    """{name: [the lines between its two markers]} of a file's teaching copies."""
+    lines = text.splitlines()
+    return {name: lines[first + 1:last]
+            for name, (first, last) in teaching_copy.teaching_copies(text, origin).items()}
 
 
 def code_tokens(lines):
@@ -66,7 +50,7 @@ def copies_under(folder, pattern):
     found = {}
     for path in sorted(folder.glob(pattern)):
         text = path.read_text()
-        for name, body in teaching_copies(text, path.relative_to(REPOSITORY)).items():
+        for name, body in copy_bodies(text, path.relative_to(REPOSITORY)).items():
             found.setdefault(name, []).append((path, text, body))
     return found
 
@@ -86,18 +70,19 @@ class TeachingCopiesOfTheCourse(unittest.TestCase):
                     continue  # the lesson that spells it out comes after this hand-out's
                 self.assertTrue(taught, f"{header.relative_to(REPOSITORY)} holds '{name}', but no "
                                 "lesson spells it out")
+                spelled_out = ", ".join(str(path.relative_to(REPOSITORY)) for path, _, _ in taught)
                 self.assertEqual(len(taught), 1, f"several lessons spell out '{name}': "
-                                 + ", ".join(str(path.relative_to(REPOSITORY)) for path, _, _ in taught))
+                                 f"{spelled_out}")
                 lesson_path, _, lesson_block = taught[0]
                 self.assertEqual(code_tokens(lesson_block), code_tokens(block),
                                  f"{lesson_path.relative_to(REPOSITORY)} and "
                                  f"{header.relative_to(REPOSITORY)} differ in '{name}'")
-                marker = TAUGHT_IN.search(header_text)
-                if marker:
+                taught_in = teaching_copy.taught_in(header_text)
+                if taught_in is not None:
                     folder = LESSON_FOLDER.search(str(lesson_path.relative_to(REPOSITORY)))
-                    self.assertEqual(marker["lesson"], folder["lesson"],
+                    self.assertEqual(taught_in, int(folder["lesson"]),
                                      f"{header.relative_to(REPOSITORY)} says 'Taught in lesson "
-                                     f"{marker['lesson']}', but lesson {folder['lesson']} spells "
+                                     f"{taught_in:02d}', but lesson {folder['lesson']} spells "
                                      f"out '{name}'")
 
     def test_every_teaching_copy_has_its_building_block(self):
@@ -117,10 +102,12 @@ class TeachingCopiesOfTheCourse(unittest.TestCase):
                     if name not in self.common:
                         continue  # reported by the test above
                     header, header_text, _ = self.common[name][0]
-                    self.assertRegex(header_text, TAUGHT_IN,
-                                     f"{header.relative_to(REPOSITORY)} holds the answer of an "
-                                     f"exercise of {path.relative_to(REPOSITORY)}: it needs a "
-                                     "'// Taught in lesson NN' line, or the hand-out leaks it")
+                    self.assertIsNotNone(teaching_copy.taught_in(header_text),
+                                         f"{header.relative_to(REPOSITORY)} holds the answer of an "
+                                         f"exercise of {path.relative_to(REPOSITORY)}: it needs a "
+                                         "'// Taught in lesson NN' line in its first "
+                                         f"{teaching_copy.TAUGHT_IN_LINES} lines, or the hand-out "
+                                         "leaks it")
 
 
 class TeachingCopyTools(unittest.TestCase):
@@ -133,9 +120,12 @@ class TeachingCopyTools(unittest.TestCase):
 
     def test_unpaired_markers_are_errors(self):
         with self.assertRaisesRegex(ValueError, "no END"):
-            teaching_copies("// BEGIN TEACHING COPY(x)\nint a;\n", "file")
+            teaching_copy.teaching_copies("// BEGIN TEACHING COPY(x)\nint a;\n", "file")
         with self.assertRaisesRegex(ValueError, "without a BEGIN"):
-            teaching_copies("int a;\n// END TEACHING COPY\n", "file")
+            teaching_copy.teaching_copies("int a;\n// END TEACHING COPY\n", "file")
+        with self.assertRaisesRegex(ValueError, "inside 'x'"):
+            teaching_copy.teaching_copies("// BEGIN TEACHING COPY(x)\n// BEGIN TEACHING COPY(y)\n",
+                                          "file")
 
     def test_diff_leaves_out_the_parents_copies_that_the_lesson_uses_from_common(self):
         parent = ("a\n// BEGIN TEACHING COPY(piece)\nint piece();\n// END TEACHING COPY\n"

@@ -49,6 +49,15 @@ KILL_MARGIN_SECONDS = 30
 MIN_DEADLINE_SECONDS = 60
 
 
+def use_secret():
+    """Points grade.py at this host's secret (GRADE_SECRET_FILE, default
+    ~/.config/gemm-grading/secret); without a readable one there are no hidden shapes to grade."""
+    secret = Path(os.environ.get("GRADE_SECRET_FILE") or Path.home() / ".config/gemm-grading/secret")
+    if not secret.is_file() or not os.access(secret, os.R_OK):
+        raise InfrastructureError(f"no secret at {secret}")
+    os.environ["GRADE_SECRET_FILE"] = str(secret)
+
+
 def archive_dir():
     """Where the submissions and their reports are kept (GRADE_ARCHIVE_DIR, for the tests)."""
     return Path(os.environ.get("GRADE_ARCHIVE_DIR") or COURSE / "build-grading" / "gradescope")
@@ -172,10 +181,7 @@ def serve(request, stdin, started):
     lesson, budget, commit = parse_request(request)
     if commit:
         check_pinned(COURSE, commit)
-    secret = Path(os.environ.get("GRADE_SECRET_FILE") or Path.home() / ".config/gemm-grading/secret")
-    if not secret.is_file() or not os.access(secret, os.R_OK):
-        raise InfrastructureError(f"no secret at {secret}")
-    os.environ["GRADE_SECRET_FILE"] = str(secret)
+    use_secret()
     data = stdin.read(MAX_SUBMISSION_BYTES + 1)
     if len(data) > MAX_SUBMISSION_BYTES:
         raise InfrastructureError(f"the submission is larger than {MAX_SUBMISSION_BYTES} bytes")
@@ -193,7 +199,7 @@ def regrade(folder):
     request = json.loads((folder / "request.json").read_text())
     if request.get("commit"):
         check_pinned(COURSE, request["commit"])
-    os.environ.setdefault("GRADE_SECRET_FILE", str(Path.home() / ".config/gemm-grading/secret"))
+    use_secret()
     return grade(folder, request["lesson"], request["budget"], time.monotonic())
 
 
