@@ -54,7 +54,7 @@ struct TileShape {
                 "each block of a cluster loads whole 8-row groups of B");
 };
 
-// setmaxnreg's budget (lesson 09). A block of `threads` threads, `blocks_per_sm` of them per SM,
+// setmaxnreg's budget (lesson 10). A block of `threads` threads, `blocks_per_sm` of them per SM,
 // starts with the registers per thread that __launch_bounds__(threads, blocks_per_sm) allows: the
 // SM's 65536 shared out, rounded down to a multiple of 8. The producer warpgroup gives its share
 // down to `producer_registers` (setmaxnreg.dec); the consumer threads take what that frees
@@ -77,6 +77,5 @@ struct OperandRing {
   alignas(1024) bf16 a[Tile::kStages][Tile::kBlockM * kBlockK];
   alignas(1024) bf16 b[Tile::kStages][Tile::kBlockN * kBlockK];
 };
-
 
 }  // namespace gemm::hopper

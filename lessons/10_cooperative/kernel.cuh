@@ -6,7 +6,7 @@
 // 64 x 256 with one wgmma.m64n256k16 per k-step, and both read the same 256 rows of B. A slice is
 // now 48 KB for twice the FLOPs: 85 FLOPs per byte, a third more. Each consumer thread still holds
 // 128 accumulators, but three warpgroups now share the SM's registers: 168 each at launch, too few.
-// setmaxnreg moves registers from the producer, which needs few, to the consumers: 232 each.
+// setmaxnreg moves registers from the producer, which needs few, to the consumers.
 // Graded instruction signature: HGMMA UTMALDG SYNCS.PHASECHK USETMAXREG
 #pragma once
 
@@ -46,7 +46,7 @@ constexpr int kBlocksPerSm = 1;
 // NEW in lesson 10: the register budget. __launch_bounds__(384, 1) caps the kernel at
 // 65536 / 384 = 168 registers per thread at launch (rounded down to a multiple of 8); the producer
 // warpgroup gives its share down to kProducerRegisters (setmaxnreg.dec) and the consumers take
-// what that frees (setmaxnreg.inc, gemm::hopper::consumer_registers: 232).
+// what that frees (setmaxnreg.inc, kConsumerRegisters: gemm::hopper::consumer_registers).
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters =
     gemm::hopper::consumer_registers(DefaultTile::kThreads, kBlocksPerSm, kProducerRegisters);

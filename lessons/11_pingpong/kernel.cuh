@@ -55,8 +55,8 @@ constexpr int kPingPongConsumers = 2;
 constexpr int kThreads = (1 + kPingPongConsumers) * 128;
 constexpr int kBlocksPerSm = 1;
 
-// The register budget (lesson 09): 168 registers per thread at launch, the consumers take what
-// the producer gives up (gemm::hopper::consumer_registers: 232).
+// The register budget (lesson 10): the producer gives its share down to kProducerRegisters, the
+// consumers take what that frees (gemm::hopper::consumer_registers).
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters =
     gemm::hopper::consumer_registers(kThreads, kBlocksPerSm, kProducerRegisters);

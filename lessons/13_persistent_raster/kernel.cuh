@@ -57,7 +57,7 @@ using gemm::taught::store_rows;              // lesson 07's epilogue
 using DefaultTile = gemm::hopper::TileShape<128, 256, 4, /*Consumers=*/2, /*ClusterM=*/2>;
 constexpr int kBlocksPerSm = 1;
 
-// The register budget (lesson 09): 40 for the producer, 232 for the consumers.
+// The register budget (lesson 10): kProducerRegisters for the producer, the rest for the consumers.
 constexpr int kProducerRegisters = 40;
 constexpr int kConsumerRegisters =
     gemm::hopper::consumer_registers(DefaultTile::kThreads, kBlocksPerSm, kProducerRegisters);

@@ -58,9 +58,9 @@ using gemm::taught::store_rows;              // lesson 07's epilogue
 using DefaultTile = gemm::hopper::TileShape<128, 256, 4, /*Consumers=*/2, /*ClusterM=*/2>;
 constexpr int kBlocksPerSm = 1;
 
-// The register budget (lesson 09). NEW in lesson 14: the producer now works out the Stream-K work
+// The register budget (lesson 10). NEW in lesson 14: the producer now works out the Stream-K work
 // items, 64-bit arithmetic that does not fit in lesson 13's producer budget: it keeps
-// kProducerRegisters, and the consumers take the rest (gemm::hopper::consumer_registers: 224).
+// kProducerRegisters, and the consumers take the rest (gemm::hopper::consumer_registers).
 constexpr int kProducerRegisters = 56;
 constexpr int kConsumerRegisters =
     gemm::hopper::consumer_registers(DefaultTile::kThreads, kBlocksPerSm, kProducerRegisters);

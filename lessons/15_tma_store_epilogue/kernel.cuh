@@ -70,8 +70,8 @@ struct TileShape : gemm::hopper::TileShape<128, 256, Stages, /*Consumers=*/2, /*
 using DefaultTile = TileShape<4, 2>;
 constexpr int kBlocksPerSm = 1;
 
-// The register budget of lesson 14: 56 for the producer, which works out the Stream-K items; the
-// consumers take the rest (gemm::hopper::consumer_registers: 224).
+// The register budget of lesson 14: kProducerRegisters for the producer, which works out the
+// Stream-K items; the consumers take the rest (gemm::hopper::consumer_registers).
 constexpr int kProducerRegisters = 56;
 constexpr int kConsumerRegisters =
     gemm::hopper::consumer_registers(DefaultTile::kThreads, kBlocksPerSm, kProducerRegisters);
