@@ -214,6 +214,17 @@ class Expectations(unittest.TestCase):
         self.assertEqual(validate.expectation_misses(graded, {"score_below": 50, "score_max": 60}, "", "", 30, 10),
                          ["score 55 >= 50", "took 30 s, longer than its bound of 10 s"])
 
+    def test_a_part_adds_up_within_the_rounding_of_its_tests(self):
+        import report
+        graded = report.Report(42, public_mode=False, quick=False)
+        for index in range(23):  # 20 points over 23 public shapes: 0.8696 each, 20.0008 in all
+            graded.add(f"shape {index}", "public", True)
+        graded.add("a hidden shape", "hidden", False)
+        graded.finalize()
+        self.assertEqual(validate.expectation_misses(graded, {"parts": {"public": [20, 20]}}, "", "", 1, 10), [])
+        self.assertEqual(validate.expectation_misses(graded, {"parts": {"public": [0, 19.9]}}, "", "", 1, 10),
+                         ["public 20.0008 outside [0, 19.9]"])
+
 
 class Tables(unittest.TestCase):
     def document(self):
