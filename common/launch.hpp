@@ -87,6 +87,16 @@ enum class Residency {
                 // (cudaErrorCooperativeLaunchTooLarge) if the grid can never fit
 };
 
+// Whether Residency::all_at_once launches cooperatively (the default). Nsight Compute cannot
+// profile a cooperative launch (ncu 2025.3 on the H100: the profiled launch fails with
+// LaunchFailed, in kernel and in application replay), so a lesson executable's --profile mode,
+// where the kernel runs alone on the GPU, turns it off: with nothing else running, every cluster of
+// a grid sized to fit the GPU (resident_clusters) is resident anyway.
+inline bool& cooperative_launches() {
+  static bool enabled = true;
+  return enabled;
+}
+
 // Launches `kernel` on a grid of `grid` blocks (along x) in clusters of `cluster_size`, through
 // cudaLaunchKernelEx (the <<<>>> syntax cannot ask for clusters). `grid` must be a multiple of
 // the cluster size. Throws CudaError if the launch is refused. A grid whose clusters wait for each
@@ -107,7 +117,8 @@ void launch_with_clusters(void (*kernel)(KernelParameters...), unsigned grid, in
   attributes[0].val.clusterDim.y = 1;
   attributes[0].val.clusterDim.z = 1;
   attributes[1].id = cudaLaunchAttributeCooperative;
-  attributes[1].val.cooperative = residency == Residency::all_at_once ? 1 : 0;
+  attributes[1].val.cooperative =
+      residency == Residency::all_at_once && cooperative_launches() ? 1 : 0;
   config.attrs = attributes;
   config.numAttrs = 2;
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Arguments>(arguments)...));

@@ -28,9 +28,13 @@ struct Lesson {
   void (*launch)(const GemmArgs& args, cudaStream_t stream);
   size_t (*workspace_bytes)(const GemmProblem& problem);  // nullptr: the lesson needs none
   MinArch min_arch;
-  // The workspace must be all zeros when a launch starts (Stream-K's flags and partial sums): the
-  // harness zeroes it before every launch, outside every timed region.
+  // The workspace must be all zeros when a launch starts (Stream-K's flags): the harness zeroes it
+  // before every launch, outside every timed region ...
   bool zeroed_workspace = false;
+  // ... unless the lesson leaves it zeroed itself (lesson 15: the last part of a tile resets the
+  // tile's flag). Then the harness zeroes it only when it allocates it or something else has
+  // written into it, and every launch a caller makes costs what the timing measures.
+  bool workspace_resets_itself = false;
   // The lesson computes lesson 15's fused epilogue (alpha, beta * C, bias, activation). Lessons
   // without it are only ever handed the plain product (Epilogue::is_plain()).
   bool fused_epilogue = false;

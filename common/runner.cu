@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/epilogue_reference.hpp"
+#include "common/launch.hpp"
 #include "common/random.hpp"
 
 // The CUDA architectures this build targets (CMAKE_CUDA_ARCHITECTURES), set by CMake.
@@ -165,7 +166,7 @@ Epilogue LessonRunner::epilogue() const {
   return epilogue;
 }
 
-GemmArgs LessonRunner::args(const Lesson& lesson, DeviceBuffer<unsigned char>& workspace) {
+GemmArgs LessonRunner::args(const Lesson& lesson, Workspace& workspace) {
   GemmArgs args;
   args.problem = problem_;
   args.a = a_.get();
@@ -173,22 +174,28 @@ GemmArgs LessonRunner::args(const Lesson& lesson, DeviceBuffer<unsigned char>& w
   args.d = d_.get();
   args.epilogue = epilogue();
   if (lesson.workspace_bytes) {
-    workspace.resize(lesson.workspace_bytes(problem_));
-    args.workspace = workspace.get();
+    const size_t bytes = lesson.workspace_bytes(problem_);
+    if (bytes != workspace.memory.bytes()) {
+      workspace.memory.resize(bytes);  // new memory: its contents are unknown
+      workspace.zeroed = false;
+    }
+    args.workspace = workspace.memory.get();
   }
   return args;
 }
 
-void LessonRunner::zero_workspace_if_needed(const Lesson& lesson,
-                                            DeviceBuffer<unsigned char>& workspace,
-                                            cudaStream_t stream) {
-  if (lesson.zeroed_workspace && workspace.bytes() > 0)
-    CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), stream));
+void LessonRunner::prepare_workspace(const Lesson& lesson, Workspace& workspace,
+                                     cudaStream_t stream) {
+  if (!lesson.zeroed_workspace || workspace.memory.bytes() == 0) return;
+  if (!(lesson.workspace_resets_itself && workspace.zeroed))
+    CUDA_CHECK(cudaMemsetAsync(workspace.memory.get(), 0, workspace.memory.bytes(), stream));
+  // What the launch that follows leaves: zeros again only if the lesson resets them itself.
+  workspace.zeroed = lesson.workspace_resets_itself;
 }
 
 void LessonRunner::launch(const Lesson& lesson) {
   const GemmArgs lesson_args = args(lesson, workspace_);
-  zero_workspace_if_needed(lesson, workspace_, stream_);
+  prepare_workspace(lesson, workspace_, stream_);
   lesson.launch(lesson_args, stream_);
   CUDA_CHECK(cudaGetLastError());
 }
@@ -240,8 +247,9 @@ std::vector<bf16> LessonRunner::download_d() const {
 
 void LessonRunner::fill_workspace(const Lesson& lesson, unsigned char byte) {
   args(lesson, workspace_);
-  if (workspace_.bytes() > 0)
-    CUDA_CHECK(cudaMemsetAsync(workspace_.get(), byte, workspace_.bytes(), stream_));
+  if (workspace_.memory.bytes() > 0)
+    CUDA_CHECK(cudaMemsetAsync(workspace_.memory.get(), byte, workspace_.memory.bytes(), stream_));
+  workspace_.zeroed = false;
 }
 
 std::string LessonRunner::reference_name() const {
@@ -276,7 +284,7 @@ PairedTiming LessonRunner::time_against_reference(const Lesson& lesson,
   };
   return timer_.time([&](cudaStream_t stream) { lesson.launch(lesson_args, stream); }, reference,
                      options, stream_,
-                     [&](cudaStream_t stream) { zero_workspace_if_needed(lesson, workspace_, stream); });
+                     [&](cudaStream_t stream) { prepare_workspace(lesson, workspace_, stream); });
 }
 
 PairedTiming LessonRunner::time_against_lesson(const Lesson& lesson, const Lesson& baseline,
@@ -287,8 +295,8 @@ PairedTiming LessonRunner::time_against_lesson(const Lesson& lesson, const Lesso
   return timer_.time(
       [&](cudaStream_t stream) { lesson.launch(lesson_args, stream); },
       [&](cudaStream_t stream) { baseline.launch(baseline_args, stream); }, options, stream_,
-      [&](cudaStream_t stream) { zero_workspace_if_needed(lesson, workspace_, stream); },
-      [&](cudaStream_t stream) { zero_workspace_if_needed(baseline, baseline_workspace_, stream); });
+      [&](cudaStream_t stream) { prepare_workspace(lesson, workspace_, stream); },
+      [&](cudaStream_t stream) { prepare_workspace(baseline, baseline_workspace_, stream); });
 }
 // ---- Reports --------------------------------------------------------------------------------
 
@@ -480,7 +488,9 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
 
     if (options.profile) {
       // Exactly two launches of the lesson's kernel (a warm-up and the one to profile), no cuBLAS
-      // and no check, so a profiler filtering on this lesson's kernel sees nothing else.
+      // and no check, so a profiler filtering on this lesson's kernel sees nothing else. Alone on
+      // the GPU, and without the cooperative launches that the profiler cannot replay.
+      cooperative_launches() = false;
       runner.launch(lesson);
       runner.launch(lesson);
       synchronize_or_timeout(runner.stream(), 2 * runner.launch_timeout_seconds());

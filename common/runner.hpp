@@ -83,7 +83,7 @@ class LessonRunner {
                    const EpilogueOptions& epilogue = EpilogueOptions{});
   const GemmProblem& problem() const { return problem_; }
 
-  // One launch of the lesson into D (workspace allocated, and zeroed if the lesson asks).
+  // One launch of the lesson into D (workspace allocated, and zeroed where the lesson needs it).
   // Does not wait.
   void launch(const Lesson& lesson);
   // Poisons D and the guard zone after it, launches the lesson once, waits (with a deadlock
@@ -115,17 +115,24 @@ class LessonRunner {
   // Copies D to the host.
   std::vector<bf16> download_d() const;
   // Fills the lesson's workspace with `byte` (tests: a launch must not depend on what a previous
-  // one left there).
+  // one left there; a lesson whose workspace must start zeroed gets it zeroed again first).
   void fill_workspace(const Lesson& lesson, unsigned char byte);
 
   // How long a single launch may take before we call it a deadlock.
   double launch_timeout_seconds() const;
 
  private:
-  GemmArgs args(const Lesson& lesson, DeviceBuffer<unsigned char>& workspace);
+  // A lesson's workspace, and whether it holds zeros now: what a lesson whose workspace resets
+  // itself leaves after every launch.
+  struct Workspace {
+    DeviceBuffer<unsigned char> memory;
+    bool zeroed = false;
+  };
+  GemmArgs args(const Lesson& lesson, Workspace& workspace);
   Epilogue epilogue() const;
-  void zero_workspace_if_needed(const Lesson& lesson, DeviceBuffer<unsigned char>& workspace,
-                                cudaStream_t stream);
+  // Before a launch of `lesson` (outside any timed region): zeroes the workspace where the lesson
+  // needs zeros and will not find them.
+  void prepare_workspace(const Lesson& lesson, Workspace& workspace, cudaStream_t stream);
 
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
@@ -137,7 +144,7 @@ class LessonRunner {
   EpilogueOptions epilogue_options_;
   DeviceBuffer<bf16> a_, b_, d_, c_, bias_;
   DeviceBuffer<float> reference_;
-  DeviceBuffer<unsigned char> workspace_, baseline_workspace_;
+  Workspace workspace_, baseline_workspace_;
 };
 
 

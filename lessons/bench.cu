@@ -1,15 +1,17 @@
 // make bench: every registered lesson over the course's standard sweep of shapes, each timed
 // against cuBLAS with the paired protocol (common/timing.hpp): in the same process, alternately,
 // pair by pair, with the SM clock and the power recorded. Writes one CSV row per lesson and shape.
-// A lesson with lesson 15's fused epilogue also gets rows for bias + GELU, against cuBLASLt's
-// fused epilogue.
+// A lesson with lesson 15's fused epilogue also gets rows for gelu(A * B^T + bias) and for
+// A * B^T + C, against cuBLASLt's matmul with the same epilogue, on the shapes with M and N of at
+// least 2048.
 //
 //   gemm_bench --csv docs/results.csv --commit abc1234 [--lessons 1,2,7]
-//              [--shapes 4096,8192x8192x1024]
+//              [--shapes 4096,8192x8192x1024] [--epilogues plain,bias_gelu,c]
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,8 +31,41 @@ const std::vector<GemmProblem> kStandardSweep = {
     {1024, 1024, 8192}, {4096, 14336, 4096}, {3000, 5000, 4000},
     {4224, 4224, 4224}, {2304, 4352, 8192}, {1024, 1024, 16384}, {512, 8192, 8192},
 };
-// The fused-epilogue rows: bias + GELU, where cuBLASLt has a fused epilogue to compare with.
-const std::vector<GemmProblem> kEpilogueShapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+// The epilogues a row can have: the plain product, and two fused ones that cuBLASLt also fuses.
+struct EpilogueCase {
+  const char* name;
+  gemm::EpilogueOptions options;
+};
+std::vector<EpilogueCase> epilogue_cases() {
+  gemm::EpilogueOptions bias_gelu;
+  bias_gelu.bias = true;
+  bias_gelu.activation = gemm::Activation::gelu;
+  bias_gelu.given = true;
+  gemm::EpilogueOptions with_c;
+  with_c.beta = 1.0f;
+  with_c.given = true;
+  return {{"plain", gemm::EpilogueOptions{}}, {"bias_gelu", bias_gelu}, {"c", with_c}};
+}
+// The fused epilogues are timed where the epilogue is a real share of the work and the tiles fill
+// the GPU: M and N of at least 2048.
+bool has_fused_rows(const GemmProblem& shape) { return shape.m >= 2048 && shape.n >= 2048; }
+
+// "--epilogues plain,c": the named cases, in the order given.
+std::vector<EpilogueCase> chosen_epilogues(const std::string& flag, const std::string& value) {
+  std::vector<EpilogueCase> chosen;
+  std::stringstream list(value);
+  std::string name;
+  while (std::getline(list, name, ',')) {
+    const std::vector<EpilogueCase> known = epilogue_cases();
+    const auto match = std::find_if(known.begin(), known.end(),
+                                    [&](const EpilogueCase& known_case) { return name == known_case.name; });
+    if (match == known.end())
+      throw std::invalid_argument(flag + ": no epilogue '" + name + "' (plain, bias_gelu, c)");
+    chosen.push_back(*match);
+  }
+  if (chosen.empty()) throw std::invalid_argument(flag + " needs at least one epilogue");
+  return chosen;
+}
 
 }  // namespace
 
@@ -38,6 +73,7 @@ int main(int argc, char** argv) {
   std::string csv_path, commit = "unknown";
   std::vector<int64_t> lesson_ids;
   std::vector<GemmProblem> chosen_shapes;
+  std::vector<EpilogueCase> epilogues = epilogue_cases();
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
@@ -47,12 +83,13 @@ int main(int argc, char** argv) {
       else if (flag == "--commit") commit = value;
       else if (flag == "--lessons") lesson_ids = gemm::parse_integer_list(flag, value, 1, 99);
       else if (flag == "--shapes") chosen_shapes = gemm::parse_shape_list(flag, value);
+      else if (flag == "--epilogues") epilogues = chosen_epilogues(flag, value);
       else throw std::invalid_argument("unknown option '" + flag + "'");
     }
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gemm_bench: error: %s\n", error.what());
     std::fprintf(stderr, "usage: gemm_bench [--csv FILE] [--commit SHA] [--lessons 1,2] "
-                         "[--shapes 4096,8192x8192x1024]\n");
+                         "[--shapes 4096,8192x8192x1024] [--epilogues plain,bias_gelu,c]\n");
     return gemm::kExitBadUsage;
   }
 
@@ -79,24 +116,22 @@ int main(int argc, char** argv) {
     timing.warmup = 2;
     timing.max_total_seconds = 2.0;
 
-    gemm::EpilogueOptions bias_gelu;
-    bias_gelu.bias = true;
-    bias_gelu.activation = gemm::Activation::gelu;
-    bias_gelu.given = true;
     struct Case {
       GemmProblem shape;
-      gemm::EpilogueOptions epilogue;
+      EpilogueCase epilogue;
     };
+    // The plain product on every shape first, then each fused epilogue on its shapes.
     std::vector<Case> cases;
-    for (const GemmProblem& shape : shapes) cases.push_back({shape, gemm::EpilogueOptions{}});
-    if (chosen_shapes.empty())
-      for (const GemmProblem& shape : kEpilogueShapes) cases.push_back({shape, bias_gelu});
+    for (const EpilogueCase& epilogue : epilogues)
+      for (const GemmProblem& shape : shapes)
+        if (!epilogue.options.given || has_fused_rows(shape)) cases.push_back({shape, epilogue});
 
     for (const Case& test_case : cases) {
       const GemmProblem& shape = test_case.shape;
-      runner.set_problem(shape, /*seed=*/1, test_case.epilogue);
+      const gemm::EpilogueOptions& epilogue = test_case.epilogue.options;
+      runner.set_problem(shape, /*seed=*/1, epilogue);
       for (const gemm::Lesson* lesson : lessons) {
-        if (gemm::epilogue_refusal(*lesson, test_case.epilogue)) continue;
+        if (gemm::epilogue_refusal(*lesson, epilogue)) continue;
         if (const auto reason = gemm::unsupported_reason(*lesson, runner.device())) {
           std::printf("%s skipped: %s\n", gemm::lesson_name(*lesson).c_str(), reason->c_str());
           continue;
@@ -105,10 +140,9 @@ int main(int argc, char** argv) {
         all_passed = all_passed && report.check->passed();
         csv << gemm::format_csv_row(report) << "," << date << "," << commit << "\n";
         const bool timed = report.timing.timed();
-        std::printf("%s %5lld x %5lld x %5lld %s %s  %7.1f TFLOP/s  %s %6.1f  ratio %6.1f%%  %s\n",
+        std::printf("%s %5lld x %5lld x %5lld %-9s %s  %7.1f TFLOP/s  %s %6.1f  ratio %6.1f%%  %s\n",
                     gemm::lesson_name(*lesson).c_str(), (long long)shape.m, (long long)shape.n,
-                    (long long)shape.k,
-                    test_case.epilogue.given ? "bias+gelu" : "plain    ",
+                    (long long)shape.k, test_case.epilogue.name,
                     report.check->passed() ? "pass" : "FAIL", timed ? report.lesson_tflops() : 0.0,
                     report.reference_name.c_str(), timed ? report.reference_tflops() : 0.0,
                     timed ? 100.0 * report.timing.ratio : 0.0,

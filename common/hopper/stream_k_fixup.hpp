@@ -44,8 +44,8 @@ __device__ inline void publish_parts(uint32_t* flag, uint32_t count) {
 // stores the tile. A whole tile stores itself. Of a tile cut into parts, part u (in the order of
 // the k-ranges) waits until parts 0 .. u - 1 have added theirs; every part but the last then
 // leaves the sum so far in the workspace (part 0 writes its own sums, the others add theirs) and
-// counts itself; the last part adds the sum to its accumulators and stores the tile. The order
-// is fixed, so the result is the same, bit for bit, from run to run.
+// counts itself; the last part resets the flag, adds the sum to its accumulators and stores the
+// tile. The order is fixed, so the result is the same, bit for bit, from run to run.
 template <class Tile>
 __device__ inline bool stream_k_fixup(const gemm::hopper::StreamKWorkspace<Tile>& workspace,
                                       const gemm::hopper::WorkItem& item,
@@ -60,6 +60,9 @@ __device__ inline bool stream_k_fixup(const gemm::hopper::StreamKWorkspace<Tile>
   if (item.unit > 0) wait_for_parts<Tile>(flag, uint32_t(item.unit));
   // .cg: through L2, where the other SMs' writes are, never from this SM's L1.
   if (item.unit == item.units - 1) {
+    // Every other part has counted itself, and nothing reads the flag again in this launch: leave
+    // it as the next launch needs it, 0. A workspace zeroed once then stays ready.
+    if (threadIdx.x == 128) *flag = 0;
 #pragma unroll
     for (int r = 0; r < Tile::kRowBlocks; ++r)
 #pragma unroll

@@ -1,4 +1,4 @@
-// Stream-K (lessons 14 and 15) next to other work on the GPU.
+// Stream-K (lessons 14 and 15) next to other work on the GPU, and on a workspace zeroed once.
 //
 // A Stream-K part waits, spinning, for the parts of other clusters of its grid. That is safe only
 // if those clusters are running or can start: a grid whose clusters wait for clusters that cannot
@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -84,11 +85,17 @@ TEST(StreamKConcurrency, TwoStreamKGridsAtOnceFinishWithTheirOwnBits) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&instance.stream, cudaStreamNonBlocking));
     instances.push_back(std::move(instance));
   }
+  // Each workspace starts zeroed; a lesson whose workspace does not reset itself gets it zeroed
+  // again before each of its launches.
+  for (Instance& instance : instances)
+    CUDA_CHECK(cudaMemsetAsync(instance.workspace.get(), 0, instance.workspace.bytes(),
+                               instance.stream));
   // Both grids are queued before either can finish: each round launches the two back to back.
   for (int round = 0; round < kRounds; ++round)
     for (Instance& instance : instances) {
-      CUDA_CHECK(cudaMemsetAsync(instance.workspace.get(), 0, instance.workspace.bytes(),
-                                 instance.stream));
+      if (round > 0 && !instance.lesson->workspace_resets_itself)
+        CUDA_CHECK(cudaMemsetAsync(instance.workspace.get(), 0, instance.workspace.bytes(),
+                                   instance.stream));
       args.d = instance.d.get();
       args.workspace = instance.workspace.get();
       instance.lesson->launch(args, instance.stream);
@@ -107,6 +114,52 @@ TEST(StreamKConcurrency, TwoStreamKGridsAtOnceFinishWithTheirOwnBits) {
         << "than alone";
     CUDA_CHECK(cudaStreamDestroy(instance.stream));
   }
+}
+
+// A lesson whose workspace resets itself (lesson 15) is launched again and again on a workspace
+// zeroed once, as a caller would: every launch must compute the same bits as the checked first
+// one. A part that found a flag left over from the previous launch would read partial sums that
+// are not there yet: other bits, or a hang that the ctest time limit catches.
+TEST(StreamKWorkspace, ZeroedOnceServesLaunchAfterLaunch) {
+  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+  std::vector<const gemm::Lesson*> lessons;
+  for (const gemm::Lesson& lesson : gemm::all_lessons())
+    if (lesson.workspace_resets_itself && !gemm::unsupported_reason(lesson, runner.device()))
+      lessons.push_back(&lesson);
+  if (lessons.empty()) {
+    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: no such lesson runs here";
+    GTEST_SKIP() << "no lesson with a self-resetting workspace can run on this GPU";
+  }
+  constexpr int kLaunches = 8;
+  // Every tile cut into parts, and a wave-quantized shape: whole tiles and parts of tiles.
+  for (const gemm::GemmProblem& problem : {kStreamKShape, gemm::GemmProblem{4224, 4224, 4224}})
+    for (const gemm::Lesson* lesson : lessons) {
+      const std::string name = gemm::lesson_name(*lesson) + " at " + std::to_string(problem.m) +
+                               " x " + std::to_string(problem.n) + " x " + std::to_string(problem.k);
+      runner.set_problem(problem, /*seed=*/47);
+      ASSERT_TRUE(runner.check(*lesson).passed()) << name << ": the first launch";
+      const std::vector<bf16> expected = runner.download_d();
+
+      gemm::GemmArgs args;
+      args.problem = problem;
+      args.a = runner.a();
+      args.b = runner.b();
+      args.d = runner.d();
+      gemm::DeviceBuffer<unsigned char> workspace(lesson->workspace_bytes(problem));
+      CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.bytes()));  // once, at allocation
+      args.workspace = workspace.get();
+      for (int launch = 0; launch < kLaunches; ++launch) {
+        CUDA_CHECK(cudaMemsetAsync(runner.d(), 0xFF, expected.size() * sizeof(bf16),
+                                   runner.stream()));  // NaN: an unwritten output shows
+        lesson->launch(args, runner.stream());
+        CUDA_CHECK(cudaGetLastError());
+        ASSERT_TRUE(finished_within(runner.stream(), 60.0)) << name << ": launch " << launch
+                                                            << " did not finish within 60 s";
+        const std::vector<bf16> output = runner.download_d();
+        ASSERT_EQ(std::memcmp(output.data(), expected.data(), output.size() * sizeof(bf16)), 0)
+            << name << ": launch " << launch << " on a workspace zeroed once computed other bits";
+      }
+    }
 }
 
 }  // namespace
