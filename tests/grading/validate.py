@@ -181,12 +181,9 @@ def lesson_variants(number, text, lesson_regions, planted, public, kinds=KINDS):
                                     empty_region(text, region.name), what="the region's body empty",
                                     may_fail_to_build=True))
         if "stub" in kinds:
-            # One region's stub among the solution's other regions may not build: its trap can
-            # cost registers that the code around it needs (lesson 14). The grader then scores it
-            # 0 at its build step. The hand-out, every region stubbed, must build.
             variants.append(Variant(f"{stem}_stub", number, region.name, "stub",
                                     regions.cut(text, [region.name]), what="the hand-out's stub",
-                                    expect={"no_hang": True}, may_fail_to_build=True))
+                                    expect={"no_hang": True}))
         if "planted" not in kinds:
             continue
         for name, spec in planted.items():
