@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.hpp"
 #include "common/runner.hpp"
 #include "lessons/registry.hpp"
 
@@ -52,15 +53,16 @@ bool has_fused_rows(const GemmProblem& shape) { return shape.m >= 2048 && shape.
 
 // "--epilogues plain,c": the named cases, in the order given.
 std::vector<EpilogueCase> chosen_epilogues(const std::string& flag, const std::string& value) {
+  const std::vector<EpilogueCase> known = epilogue_cases();
+  std::string names;
+  for (const EpilogueCase& known_case : known)
+    names += (names.empty() ? "" : ", ") + std::string(known_case.name);
   std::vector<EpilogueCase> chosen;
-  std::stringstream list(value);
-  std::string name;
-  while (std::getline(list, name, ',')) {
-    const std::vector<EpilogueCase> known = epilogue_cases();
+  for (const std::string& name : gemm::split_list(value)) {
     const auto match = std::find_if(known.begin(), known.end(),
                                     [&](const EpilogueCase& known_case) { return name == known_case.name; });
     if (match == known.end())
-      throw std::invalid_argument(flag + ": no epilogue '" + name + "' (plain, bias_gelu, c)");
+      throw std::invalid_argument(flag + ": no epilogue '" + name + "' (" + names + ")");
     chosen.push_back(*match);
   }
   if (chosen.empty()) throw std::invalid_argument(flag + " needs at least one epilogue");

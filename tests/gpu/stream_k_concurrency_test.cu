@@ -52,12 +52,20 @@ bool finished_within(cudaStream_t stream, double seconds) {
   return false;
 }
 
-TEST(StreamKConcurrency, TwoStreamKGridsAtOnceFinishWithTheirOwnBits) {
-  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+// The registered lessons that `wanted` picks and this GPU can run, in registry order.
+std::vector<const gemm::Lesson*> runnable_lessons(const gemm::LessonRunner& runner,
+                                                  bool (*wanted)(const gemm::Lesson&)) {
   std::vector<const gemm::Lesson*> lessons;
   for (const gemm::Lesson& lesson : gemm::all_lessons())
-    if (lesson.zeroed_workspace && !gemm::unsupported_reason(lesson, runner.device()))
+    if (wanted(lesson) && !gemm::unsupported_reason(lesson, runner.device()))
       lessons.push_back(&lesson);
+  return lessons;
+}
+
+TEST(StreamKConcurrency, TwoStreamKGridsAtOnceFinishWithTheirOwnBits) {
+  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+  const std::vector<const gemm::Lesson*> lessons = runnable_lessons(
+      runner, [](const gemm::Lesson& lesson) { return lesson.zeroed_workspace; });
   if (lessons.empty()) {
     if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: no Stream-K lesson runs here";
     GTEST_SKIP() << "no Stream-K lesson can run on this GPU";
@@ -122,10 +130,8 @@ TEST(StreamKConcurrency, TwoStreamKGridsAtOnceFinishWithTheirOwnBits) {
 // are not there yet: other bits, or a hang that the ctest time limit catches.
 TEST(StreamKWorkspace, ZeroedOnceServesLaunchAfterLaunch) {
   gemm::LessonRunner& runner = gpu_test_support::shared_runner();
-  std::vector<const gemm::Lesson*> lessons;
-  for (const gemm::Lesson& lesson : gemm::all_lessons())
-    if (lesson.workspace_resets_itself && !gemm::unsupported_reason(lesson, runner.device()))
-      lessons.push_back(&lesson);
+  const std::vector<const gemm::Lesson*> lessons = runnable_lessons(
+      runner, [](const gemm::Lesson& lesson) { return lesson.workspace_resets_itself; });
   if (lessons.empty()) {
     if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: no such lesson runs here";
     GTEST_SKIP() << "no lesson with a self-resetting workspace can run on this GPU";
