@@ -64,7 +64,7 @@ RunOptions parse_run_options(int argc, const char* const* argv) {
     const bool takes_value = flag == "--m" || flag == "--n" || flag == "--k" || flag == "--iters" ||
                              flag == "--warmup" || flag == "--seed" || flag == "--format" ||
                              flag == "--result-file" || flag == "--alpha" || flag == "--beta" ||
-                             flag == "--act";
+                             flag == "--act" || flag == "--config";
     if (takes_value && !has_inline_value) {
       if (i + 1 >= argc) throw UsageError(flag + " needs a value");
       value = argv[++i];
@@ -98,6 +98,10 @@ RunOptions parse_run_options(int argc, const char* const* argv) {
       options.epilogue.activation = *activation;
       options.epilogue.given = true;
     }
+    else if (flag == "--config") {
+      if (value.empty()) throw UsageError("--config needs a configuration name");
+      options.config = value;
+    }
     else if (flag == "--no-check") options.check = false;
     else if (flag == "--check-only") options.time = false;
     else if (flag == "--profile") options.profile = true;
@@ -112,7 +116,8 @@ std::string usage_text(const std::string& program) {
          " [--m M] [--n N] [--k K] [--iters I] [--warmup W] [--seed S]\n"
          "       [--no-check | --check-only] [--format table|csv|json] [--result-file PATH]\n"
          "       [--profile] [--help]\n"
-         "       [--alpha A] [--beta B] [--bias] [--act none|relu|gelu|silu]   (lesson 15 only)\n"
+         "       [--alpha A] [--beta B] [--bias] [--act none|relu|gelu|silu]   (lessons 15-16)\n"
+         "       [--config NAME]                                             (lesson 16)\n"
          "\n"
          "Computes D = A * B^T in bf16 (fp32 accumulation), checks D against cuBLAS and times\n"
          "the lesson's kernel against cuBLAS in the same run, alternately, pair by pair.\n"
@@ -130,6 +135,8 @@ std::string usage_text(const std::string& program) {
          "  --profile       one warm-up and one launch of the lesson kernel only, for ncu\n"
          "  --alpha, --beta, --bias, --act   lesson 15's fused epilogue:\n"
          "                  D = act(alpha * A * B^T + beta * C + bias), bias one value per column\n"
+         "  --config NAME   run this compiled configuration instead of the cost model's choice\n"
+         "                  (an unknown name lists the configurations)\n"
          "\n"
          "exit status: 0 pass, 1 check failed, 2 no CUDA GPU, 3 GPU cannot run this lesson,\n"
          "             4 bad command line or shape, 5 CUDA error\n";

@@ -43,6 +43,7 @@ struct RunOptions {
   OutputFormat format = OutputFormat::table;  // --format table|csv|json
   std::string result_file;  // --result-file: also write the JSON report to this file
   EpilogueOptions epilogue;  // --alpha --beta --bias --act (lesson 15)
+  std::string config;        // --config NAME: one compiled configuration (lesson 16)
 };
 
 // A command line the executable cannot accept. what() is one line naming the problem.

@@ -17,11 +17,19 @@ enum class MinArch {
   sm90a,  // wgmma, TMA, setmaxnreg: Hopper's arch-specific target, compute capability 9.0 only
 };
 
+// One compiled configuration of a lesson that has several (lesson 16): a name, and the launch and
+// workspace of that configuration alone.
+struct Configuration {
+  const char* name;  // e.g. "128x256_c2_sk8"
+  void (*launch)(const GemmArgs& args, cudaStream_t stream);
+  size_t (*workspace_bytes)(const GemmProblem& problem);  // nullptr: none
+};
+
 // Everything the harness, the tests, the benchmark and the grader need to know about a lesson.
 // Each lesson defines one of these next to its kernel (lessonNN::kLesson) and lists it in the
 // registry (lessons/registry.cu).
 struct Lesson {
-  int id;             // 1..15
+  int id;             // 1..17
   int parent;         // the lesson whose kernel this one starts from (`make diff`); 0 for lesson 01
   const char* slug;   // folder name without the number, e.g. "smem_tiling"
   const char* title;  // one line: what the lesson adds
@@ -38,7 +46,36 @@ struct Lesson {
   // The lesson computes lesson 15's fused epilogue (alpha, beta * C, bias, activation). Lessons
   // without it are only ever handed the plain product (Epilogue::is_plain()).
   bool fused_epilogue = false;
+  // The lesson's compiled configurations, if it has several (lesson 16): its launch chooses one
+  // per problem (chosen_configuration says which), and `--config NAME` runs one of them instead.
+  const Configuration* configurations = nullptr;
+  int configuration_count = 0;
+  int (*chosen_configuration)(const GemmProblem& problem) = nullptr;  // an index of configurations
+  int forced_configuration = -1;  // >= 0: this entry runs that configuration alone (below)
 };
+
+// The lesson entry that runs configuration `index` of `lesson` alone (`--config NAME`).
+inline Lesson with_configuration(const Lesson& lesson, int index) {
+  Lesson forced = lesson;
+  forced.launch = lesson.configurations[index].launch;
+  forced.workspace_bytes = lesson.configurations[index].workspace_bytes;
+  forced.forced_configuration = index;
+  return forced;
+}
+
+// The name of the configuration that `lesson` runs for `problem`; empty for a lesson with one.
+inline std::string configuration_name(const Lesson& lesson, const GemmProblem& problem) {
+  if (lesson.forced_configuration >= 0) return lesson.configurations[lesson.forced_configuration].name;
+  if (lesson.chosen_configuration) return lesson.configurations[lesson.chosen_configuration(problem)].name;
+  return "";
+}
+
+// The index of the configuration called `name`, or -1.
+inline int find_configuration(const Lesson& lesson, const std::string& name) {
+  for (int i = 0; i < lesson.configuration_count; ++i)
+    if (name == lesson.configurations[i].name) return i;
+  return -1;
+}
 
 // "lesson07": the name of the executable, the ctest prefix and the kernel namespace.
 inline std::string lesson_name(const Lesson& lesson) {

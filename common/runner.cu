@@ -83,6 +83,18 @@ std::optional<std::string> epilogue_refusal(const Lesson& lesson, const Epilogue
          lesson_name(lesson) + " computes the plain D = A * B^T";
 }
 
+std::optional<std::string> configuration_refusal(const Lesson& lesson, const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  if (lesson.configuration_count == 0)
+    return "--config chooses one of lesson 16's compiled configurations; " + lesson_name(lesson) +
+           " has one";
+  if (find_configuration(lesson, name) >= 0) return std::nullopt;
+  std::string names;
+  for (int i = 0; i < lesson.configuration_count; ++i)
+    names += (i ? ", " : "") + std::string(lesson.configurations[i].name);
+  return "no configuration '" + name + "' in " + lesson_name(lesson) + " (" + names + ")";
+}
+
 std::string describe_epilogue(const EpilogueOptions& epilogue) {
   std::string inner = "A*B^T";
   if (epilogue.alpha != 1.0f) inner = format_number("%g", epilogue.alpha) + " * " + inner;
@@ -264,6 +276,7 @@ RunReport LessonRunner::check_and_time(const Lesson& lesson, const TimingOptions
   report.problem = problem_;
   report.seed = seed_;
   report.epilogue = epilogue_options_;
+  report.configuration = configuration_name(lesson, problem_);
   report.check = check(lesson);
   if (report.check->passed()) {
     report.reference_name = reference_name();
@@ -313,6 +326,10 @@ std::string format_table(const RunReport& report) {
   out << "problem   M=" << report.problem.m << " N=" << report.problem.n << " K=" << report.problem.k
       << "  (bf16 in, fp32 accumulate, bf16 out; seed " << report.seed << ")\n";
   if (report.epilogue.given) out << "epilogue  " << describe_epilogue(report.epilogue) << "\n";
+  if (!report.configuration.empty())
+    out << "config    " << report.configuration
+        << (report.lesson->forced_configuration >= 0 ? " (--config)" : " (the cost model's choice)")
+        << "\n";
   if (report.check) {
     const CheckResult& check = *report.check;
     out << "check     " << (check.against_cublas.passed() ? "PASS" : "FAIL") << " vs "
@@ -350,7 +367,8 @@ std::string csv_header() {
   return "lesson,slug,m,n,k,seed,epilogue,check,max_normalized_error,mismatches,pairs,"
          "lesson_median_ms,lesson_min_ms,lesson_max_ms,lesson_tflops,reference,"
          "reference_median_ms,reference_min_ms,reference_max_ms,reference_tflops,"
-         "ratio,ratio_min,ratio_max,sm_mhz_median,sm_mhz_min,sm_mhz_max,power_w_peak,throttle,gpu";
+         "ratio,ratio_min,ratio_max,sm_mhz_median,sm_mhz_min,sm_mhz_max,power_w_peak,throttle,gpu,"
+         "configuration";
 }
 
 std::string format_csv_row(const RunReport& report) {
@@ -384,7 +402,7 @@ std::string format_csv_row(const RunReport& report) {
       << clock_number(timing.clock.power_w_peak) << ","
       << (timing.timed() && timing.clock.available ? throttle_reason_names(timing.clock.throttle_reasons)
                                                    : std::string())
-      << "," << report.device.name;
+      << "," << report.device.name << "," << report.configuration;
   return out.str();
 }
 
@@ -403,7 +421,10 @@ std::string format_json(const RunReport& report) {
       << format_number("%.9g", report.epilogue.alpha)
       << ", \"beta\": " << format_number("%.9g", report.epilogue.beta)
       << ", \"bias\": " << (report.epilogue.bias ? "true" : "false") << ", \"activation\": \""
-      << activation_name(report.epilogue.activation) << "\"}, \"check\": ";
+      << activation_name(report.epilogue.activation) << "\"}";
+  if (!report.configuration.empty())
+    out << ", \"configuration\": \"" << json_escape(report.configuration) << "\"";
+  out << ", \"check\": ";
   if (report.check) {
     const VerifyReport& v = report.check->against_cublas;
     char hash[32];
@@ -470,6 +491,12 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
     return fail(kExitBadUsage, *violation);
   if (const auto refusal = epilogue_refusal(lesson, options.epilogue))
     return fail(kExitBadUsage, *refusal);
+  if (const auto refusal = configuration_refusal(lesson, options.config))
+    return fail(kExitBadUsage, *refusal);
+  // --config: the entry that runs that configuration alone.
+  const Lesson chosen = options.config.empty()
+                             ? lesson
+                             : with_configuration(lesson, find_configuration(lesson, options.config));
 
   int device_count = 0;
   if (const cudaError_t status = cudaGetDeviceCount(&device_count); status != cudaSuccess)
@@ -479,7 +506,7 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
 
   try {
     LessonRunner runner(0);
-    if (const auto reason = unsupported_reason(lesson, runner.device()))
+    if (const auto reason = unsupported_reason(chosen, runner.device()))
       return fail(kExitUnsupportedGpu, *reason);
     if (baseline)
       if (const auto reason = unsupported_reason(*baseline, runner.device()))
@@ -491,8 +518,8 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
       // and no check, so a profiler filtering on this lesson's kernel sees nothing else. Alone on
       // the GPU, and without the cooperative launches that the profiler cannot replay.
       cooperative_launches() = false;
-      runner.launch(lesson);
-      runner.launch(lesson);
+      runner.launch(chosen);
+      runner.launch(chosen);
       synchronize_or_timeout(runner.stream(), 2 * runner.launch_timeout_seconds());
       std::fprintf(stderr, "%s: profile mode: launched the kernel twice (warm-up + profiled)\n",
                    program.c_str());
@@ -500,12 +527,13 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
     }
 
     RunReport report;
-    report.lesson = &lesson;
+    report.lesson = &chosen;
     report.device = runner.device();
     report.problem = options.problem;
     report.seed = options.seed;
     report.epilogue = options.epilogue;
-    if (options.check) report.check = runner.check(lesson);
+    report.configuration = configuration_name(chosen, options.problem);
+    if (options.check) report.check = runner.check(chosen);
     const bool check_failed = report.check && !report.check->passed();
     if (!check_failed && options.time) {
       TimingOptions timing;
@@ -513,10 +541,10 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
       timing.pairs = options.iters;
       if (baseline) {
         report.reference_name = lesson_name(*baseline) + " (reference solution)";
-        report.timing = runner.time_against_lesson(lesson, *baseline, timing);
+        report.timing = runner.time_against_lesson(chosen, *baseline, timing);
       } else {
         report.reference_name = runner.reference_name();
-        report.timing = runner.time_against_reference(lesson, timing);
+        report.timing = runner.time_against_reference(chosen, timing);
       }
     }
 

@@ -34,6 +34,9 @@ std::optional<std::string> unsupported_reason(const Lesson& lesson, const Device
 // Why the lesson cannot compute this epilogue, as one line, or nothing if it can: only lessons
 // with a fused epilogue (lesson 15) take anything but the plain product.
 std::optional<std::string> epilogue_refusal(const Lesson& lesson, const EpilogueOptions& epilogue);
+// Why `--config name` cannot run on this lesson (it has one configuration, or none of that name,
+// and then the message lists them), or nullopt (also for an empty name: no --config).
+std::optional<std::string> configuration_refusal(const Lesson& lesson, const std::string& name);
 
 // The epilogue as a formula, e.g. "D = gelu(1.5 * A*B^T + 0.5 * C + bias)".
 std::string describe_epilogue(const EpilogueOptions& epilogue);
@@ -57,6 +60,7 @@ struct RunReport {
   EpilogueOptions epilogue;
   std::optional<CheckResult> check;
   std::string reference_name = "cuBLAS";
+  std::string configuration;  // the configuration that ran (lesson 16), or empty
   PairedTiming timing;  // timing.timed() is false when the check failed
 
   double lesson_tflops() const { return problem.flops() / (timing.lesson.median_ms * 1e9); }

@@ -15,6 +15,7 @@
 #include "lessons/13_persistent_raster/kernel.cuh"
 #include "lessons/14_stream_k/kernel.cuh"
 #include "lessons/15_tma_store_epilogue/kernel.cuh"
+#include "lessons/16_shape_heuristics/kernel.cuh"
 
 namespace gemm {
 
@@ -35,6 +36,7 @@ const std::vector<Lesson>& all_lessons() {
       lesson13::kLesson,
       lesson14::kLesson,
       lesson15::kLesson,
+      lesson16::kLesson,
   };
   return lessons;
 }

@@ -5,7 +5,10 @@
 //
 //   gemm_sweep [--groups stages_08,tiles_11] [--shapes 4096,8192,8192x8192x1024]
 //              [--out-dir profiles/sweeps]
-//              [--commit abc1234] [--list]
+//              [--commit abc1234] [--list] [--append]
+//
+// --append adds the rows to a group's CSV that exists already (a sweep too long for one run, such
+// as lesson 16's oracle over the workload shapes, done in parts) instead of replacing it.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -24,6 +27,7 @@ std::vector<Variant> all_variants() {
   for (const Variant& variant : hopper_variants()) variants.push_back(variant);
   for (const Variant& variant : cluster_variants()) variants.push_back(variant);
   for (const Variant& variant : tuning_variants()) variants.push_back(variant);
+  for (const Variant& variant : configuration_variants()) variants.push_back(variant);
   return variants;
 }
 
@@ -33,12 +37,12 @@ int main(int argc, char** argv) {
   std::string out_dir = "profiles/sweeps", commit = "unknown";
   std::vector<std::string> groups;
   std::vector<gemm::GemmProblem> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {6144, 6144, 6144}};
-  bool list = false;
+  bool list = false, append = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
-      if (flag == "--list") {
-        list = true;
+      if (flag == "--list" || flag == "--append") {
+        (flag == "--list" ? list : append) = true;
         continue;
       }
       if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
@@ -52,7 +56,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gemm_sweep: error: %s\n", error.what());
     std::fprintf(stderr, "usage: gemm_sweep [--groups g1,g2] [--shapes 4096,8192x8192x1024] [--out-dir DIR] "
-                         "[--commit SHA] [--list]\n");
+                         "[--commit SHA] [--list] [--append]\n");
     return gemm::kExitBadUsage;
   }
 
@@ -89,8 +93,10 @@ int main(int argc, char** argv) {
     gemm::TimingOptions timing;  // the protocol's defaults: 30 pairs or more
     bool all_passed = true;
     for (const std::string& group : group_order) {
+      const std::string path = out_dir + "/" + group + ".csv";
+      const bool add_rows = append && std::ifstream(path).good();
       std::ostringstream csv;
-      csv << "variant,default," << gemm::csv_header() << ",date,commit\n";
+      if (!add_rows) csv << "variant,default," << gemm::csv_header() << ",date,commit\n";
       for (const gemm::GemmProblem& shape : shapes) {
         runner.set_problem(shape, /*seed=*/1);
         for (const sweep::Variant& variant : by_group[group]) {
@@ -111,8 +117,7 @@ int main(int argc, char** argv) {
           std::fflush(stdout);
         }
       }
-      const std::string path = out_dir + "/" + group + ".csv";
-      std::ofstream file(path);
+      std::ofstream file(path, add_rows ? std::ios::app : std::ios::trunc);
       file << csv.str();
       if (!file) throw std::runtime_error("cannot write " + path);
       std::printf("wrote %s\n", path.c_str());

@@ -34,6 +34,9 @@ std::vector<Variant> mma_sync_variants();  // lessons 03-06 (variants_mma_sync.c
 std::vector<Variant> hopper_variants();    // lessons 07-11 (variants_hopper.cu)
 std::vector<Variant> cluster_variants();   // lessons 12-14 (variants_cluster.cu)
 std::vector<Variant> tuning_variants();    // lesson 15 (variants_tuning.cu)
+// Lesson 16's configurations (variants_configs.cu); the sweep's `default` column is "no" for all:
+// which one the lesson runs depends on the shape (profiles/shape_model_report.cpp).
+std::vector<Variant> configuration_variants();
 
 // All of them, in order.
 std::vector<Variant> all_variants();

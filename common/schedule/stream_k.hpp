@@ -26,8 +26,10 @@
 //
 // When Stream-K does not pay, the plan is data-parallel only (sk_tiles = 0): when the tiles fill
 // whole waves, when the last wave is nearly full anyway (at least 80% of the workers busy), or
-// when each worker's share would be shorter than kStreamKMinIterations (the cost of writing and
-// reading a tile of partial sums would not be repaid).
+// when each worker's share would be shorter than `min_iterations` (the cost of writing and
+// reading a tile of partial sums would not be repaid): kStreamKMinIterations unless the caller
+// says otherwise (lesson 16 also compiles a policy that splits shorter shares, for problems
+// whose tiles are fewer than the SMs).
 //
 // Pure host + device functions, unit-tested on the CPU. Counts are int64_t.
 
@@ -51,8 +53,9 @@ struct StreamKPlan {
 };
 
 // The plan for `tiles` tiles of `k_iterations` each on `workers` workers.
-GEMM_HOST_DEVICE constexpr StreamKPlan plan_stream_k(int64_t tiles, int64_t workers,
-                                                     int64_t k_iterations, bool reverse = true) {
+GEMM_HOST_DEVICE constexpr StreamKPlan plan_stream_k(
+    int64_t tiles, int64_t workers, int64_t k_iterations, bool reverse = true,
+    int64_t min_iterations = kStreamKMinIterations) {
   StreamKPlan plan;
   plan.tiles = tiles;
   plan.workers = workers;
@@ -64,7 +67,7 @@ GEMM_HOST_DEVICE constexpr StreamKPlan plan_stream_k(int64_t tiles, int64_t work
   // workers than there are tiles.
   const int64_t sk_tiles = tail + (full_waves > 0 ? workers : 0);
   const int64_t iterations = sk_tiles * k_iterations;
-  if (tail == 0 || 5 * tail >= 4 * workers || iterations / workers < kStreamKMinIterations) {
+  if (tail == 0 || 5 * tail >= 4 * workers || iterations / workers < min_iterations) {
     plan.workers = tiles < workers ? tiles : workers;
     return plan;
   }

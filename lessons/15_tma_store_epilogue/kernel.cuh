@@ -58,9 +58,10 @@ using gemm::taught::stream_k_fixup;          // lesson 14's fixup
 // The configuration of lesson 12 (128 x 256 tiles, 2 consumers, clusters of 2) with Stages stages,
 // and NEW in lesson 15: the epilogue's subtiles, 64 rows (one wgmma's) by 64 columns (128 bytes:
 // the widest box the 128-byte swizzle allows), EpilogueBuffers of them per consumer, so that one
-// can be filled while the TMA store of another still reads it.
-template <int Stages, int EpilogueBuffers>
-struct TileShape : gemm::hopper::TileShape<128, 256, Stages, /*Consumers=*/2, /*ClusterM=*/2> {
+// can be filled while the TMA store of another still reads it. (Lesson 16 also compiles tiles 128
+// or 64 wide and clusters of one block: BlockN and ClusterM.)
+template <int Stages, int EpilogueBuffers, int BlockN = 256, int ClusterM = 2>
+struct TileShape : gemm::hopper::TileShape<128, BlockN, Stages, /*Consumers=*/2, ClusterM> {
   static constexpr int kSubtileRows = TileShape::kWarpgroupM, kSubtileColumns = 64;
   static constexpr int kSubtiles = TileShape::kBlockN / kSubtileColumns;  // per 64-row block
   static constexpr int kEpilogueBuffers = EpilogueBuffers;
@@ -309,24 +310,32 @@ __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
   store_tail();  // NEW in lesson 15
 }
 
-// The Stream-K plan of a problem on this GPU (lesson 14).
-template <class Tile, bool Reverse>
-gemm::StreamKPlan plan_for(const gemm::GemmProblem& p) {
+// How many clusters of this configuration fit on the GPU at once: the persistent grid's workers.
+template <class Tile>
+int64_t resident_workers() {
   constexpr int shared_bytes = sizeof(SharedStorage<Tile>) + gemm::kSharedAlignment;
   gemm::allow_dynamic_shared_memory<gemm_kernel<Tile, PlainEpilogue>>(shared_bytes);
   // Every kind of epilogue has the same threads and shared memory: the same clusters fit.
-  const int64_t clusters = gemm::resident_clusters<gemm_kernel<Tile, PlainEpilogue>>(
-      Tile::kClusterM, Tile::kThreads, shared_bytes);
+  return gemm::resident_clusters<gemm_kernel<Tile, PlainEpilogue>>(Tile::kClusterM, Tile::kThreads,
+                                                                   shared_bytes);
+}
+
+// The Stream-K plan of a problem on this GPU (lesson 14). MinIterations: the shortest share of
+// k-iterations per worker for which the plan cuts tiles (lesson 16 chooses it per configuration).
+template <class Tile, bool Reverse, int MinIterations = gemm::kStreamKMinIterations>
+gemm::StreamKPlan plan_for(const gemm::GemmProblem& p) {
+  const int64_t clusters = resident_workers<Tile>();
   const int64_t cluster_tiles = gemm::ceil_div<int64_t>(p.m, Tile::kBlockM * Tile::kClusterM) *
                                 gemm::ceil_div<int64_t>(p.n, Tile::kBlockN);
   return gemm::plan_stream_k(cluster_tiles, clusters, gemm::ceil_div<int64_t>(p.k, kBlockK),
-                             Reverse);
+                             Reverse, MinIterations);
 }
 
 // Runs the kernel with one configuration and one kind of epilogue (the tuning driver under
 // profiles/ times several): RasterGroup is the band width of the grouped order, Reverse the order
-// of a cluster's Stream-K parts.
-template <class Tile, class Kind, int RasterGroup = 8, bool Reverse = true>
+// of a cluster's Stream-K parts, MinIterations the plan's threshold (plan_for).
+template <class Tile, class Kind, int RasterGroup = 8, bool Reverse = true,
+          int MinIterations = gemm::kStreamKMinIterations>
 void launch_kind(const gemm::GemmArgs& args, cudaStream_t stream) {
   const auto& p = args.problem;
   // The tensor maps of A and B (lesson 08); B's box is what one block multicasts (lesson 12).
@@ -342,7 +351,7 @@ void launch_kind(const gemm::GemmArgs& args, cudaStream_t stream) {
   constexpr int shared_bytes = sizeof(SharedStorage<Tile>) + gemm::kSharedAlignment;
   gemm::allow_dynamic_shared_memory<gemm_kernel<Tile, Kind>>(shared_bytes);
   // One cluster per worker of the Stream-K plan, all running at once (lesson 14).
-  const gemm::StreamKPlan plan = plan_for<Tile, Reverse>(p);
+  const gemm::StreamKPlan plan = plan_for<Tile, Reverse, MinIterations>(p);
   const auto workspace = gemm::hopper::StreamKWorkspace<Tile>::in(args.workspace, plan);
   const EpilogueParams params{args.epilogue.alpha, args.epilogue.beta, args.epilogue.c,
                               args.epilogue.bias};
@@ -354,26 +363,28 @@ void launch_kind(const gemm::GemmArgs& args, cudaStream_t stream) {
 
 // NEW in lesson 15: the kernel for the launch's epilogue: the plain one for the plain product,
 // otherwise the fused one with the activation compiled in.
-template <class Tile, int RasterGroup = 8, bool Reverse = true>
+template <class Tile, int RasterGroup = 8, bool Reverse = true,
+          int MinIterations = gemm::kStreamKMinIterations>
 void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
+  using gemm::Activation;
   if (args.epilogue.is_plain())
-    return launch_kind<Tile, PlainEpilogue, RasterGroup, Reverse>(args, stream);
+    return launch_kind<Tile, PlainEpilogue, RasterGroup, Reverse, MinIterations>(args, stream);
   switch (args.epilogue.activation) {
-    case gemm::Activation::none:
-      return launch_kind<Tile, FusedEpilogue<gemm::Activation::none>, RasterGroup, Reverse>(args, stream);
-    case gemm::Activation::relu:
-      return launch_kind<Tile, FusedEpilogue<gemm::Activation::relu>, RasterGroup, Reverse>(args, stream);
-    case gemm::Activation::gelu:
-      return launch_kind<Tile, FusedEpilogue<gemm::Activation::gelu>, RasterGroup, Reverse>(args, stream);
-    case gemm::Activation::silu:
-      return launch_kind<Tile, FusedEpilogue<gemm::Activation::silu>, RasterGroup, Reverse>(args, stream);
+    case Activation::none:
+      return launch_kind<Tile, FusedEpilogue<Activation::none>, RasterGroup, Reverse, MinIterations>(args, stream);
+    case Activation::relu:
+      return launch_kind<Tile, FusedEpilogue<Activation::relu>, RasterGroup, Reverse, MinIterations>(args, stream);
+    case Activation::gelu:
+      return launch_kind<Tile, FusedEpilogue<Activation::gelu>, RasterGroup, Reverse, MinIterations>(args, stream);
+    case Activation::silu:
+      return launch_kind<Tile, FusedEpilogue<Activation::silu>, RasterGroup, Reverse, MinIterations>(args, stream);
   }
 }
 
 // The workspace this lesson needs for a problem (lesson 14).
-template <class Tile, bool Reverse = true>
+template <class Tile, bool Reverse = true, int MinIterations = gemm::kStreamKMinIterations>
 size_t workspace_bytes_tile(const gemm::GemmProblem& problem) {
-  return gemm::hopper::StreamKWorkspace<Tile>::bytes(plan_for<Tile, Reverse>(problem));
+  return gemm::hopper::StreamKWorkspace<Tile>::bytes(plan_for<Tile, Reverse, MinIterations>(problem));
 }
 
 inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {

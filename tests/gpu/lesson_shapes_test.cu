@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "lessons/registry.hpp"
@@ -182,5 +183,72 @@ std::string epilogue_case_name(const testing::TestParamInfo<EpilogueParam>& info
 
 INSTANTIATE_TEST_SUITE_P(Lessons, LessonEpilogues, testing::ValuesIn(epilogue_cases()),
                          epilogue_case_name);
+
+// ---- Lesson 16: every compiled configuration, whichever the cost model would choose ------------
+
+// Ragged and tiny shapes, fewer tiles than SMs, wave-quantized and split ones: each configuration
+// on each (the model's choice runs on the whole list above), plain and with two fused epilogues.
+const std::vector<std::string> kConfigurationShapes = {
+    "ragged_all", "ragged_odd_small", "tiny", "n_8", "skinny_m", "fewer_tiles_than_sms",
+    "wave_quantized_4224", "every_tile_split", "few_tiles_long_k"};
+const std::vector<std::pair<std::string, std::string>> kConfigurationEpilogues = {
+    {"all_gelu", "ragged_all"}, {"beta_c", "few_tiles_long_k"}, {"all_silu", "every_tile_split"}};
+
+// (lesson id, configuration, shape index, epilogue index or -1 for the plain product)
+using ConfigurationParam = std::tuple<int, int, size_t, int>;
+
+class LessonConfigurations : public testing::TestWithParam<ConfigurationParam> {};
+
+TEST_P(LessonConfigurations, Correct) {
+  const auto [lesson_id, configuration, shape_id, epilogue_id] = GetParam();
+  const Lesson lesson = gemm::with_configuration(*gemm::find_lesson(lesson_id), configuration);
+  const Shape& shape = kShapes[shape_id];
+  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
+    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
+    GTEST_SKIP() << *reason;
+  }
+  const gemm::EpilogueOptions options =
+      epilogue_id < 0 ? gemm::EpilogueOptions{} : kEpilogues[size_t(epilogue_id)].options;
+  runner.set_problem(shape.problem, /*seed=*/3000 + shape_id, options);
+  const gemm::CheckResult result = runner.check(lesson);
+  EXPECT_TRUE(result.against_cublas.passed())
+      << "vs " << runner.reference_name() << ": " << result.against_cublas.summary(shape.problem.n);
+  if (result.against_cpu)
+    EXPECT_TRUE(result.against_cpu->passed())
+        << "vs fp64 CPU: " << result.against_cpu->summary(shape.problem.n);
+  runner.check(lesson);
+  EXPECT_EQ(runner.verify_current_output().output_hash, result.output_hash)
+      << "two runs on the same inputs gave different outputs";
+}
+
+int epilogue_index(const std::string& name) {
+  for (size_t i = 0; i < kEpilogues.size(); ++i)
+    if (name == kEpilogues[i].name) return int(i);
+  throw std::invalid_argument("no epilogue named " + name);
+}
+
+std::vector<ConfigurationParam> configuration_cases() {
+  std::vector<ConfigurationParam> cases;
+  for (const Lesson& lesson : gemm::all_lessons())
+    for (int configuration = 0; configuration < lesson.configuration_count; ++configuration) {
+      for (const std::string& shape : kConfigurationShapes)
+        cases.emplace_back(lesson.id, configuration, shape_index(shape), -1);
+      for (const auto& [epilogue, shape] : kConfigurationEpilogues)
+        cases.emplace_back(lesson.id, configuration, shape_index(shape), epilogue_index(epilogue));
+    }
+  return cases;
+}
+
+std::string configuration_case_name(const testing::TestParamInfo<ConfigurationParam>& info) {
+  const auto [lesson_id, configuration, shape_id, epilogue_id] = info.param;
+  const Lesson& lesson = *gemm::find_lesson(lesson_id);
+  return gemm::lesson_name(lesson) + "_config_" + lesson.configurations[configuration].name + "_" +
+         (epilogue_id < 0 ? std::string("plain") : kEpilogues[size_t(epilogue_id)].name) + "_" +
+         kShapes[shape_id].name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Lessons, LessonConfigurations, testing::ValuesIn(configuration_cases()),
+                         configuration_case_name);
 
 }  // namespace

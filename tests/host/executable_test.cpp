@@ -79,6 +79,26 @@ TEST(LessonExecutable, LessonsWithoutTheFusedEpilogueRefuseItsFlags) {
   expect_rejected("--act relu --beta 0.5", refusal);
 }
 
+TEST(LessonExecutable, LessonsWithOneConfigurationRefuseConfig) {
+  expect_rejected("--config 128x64_c1_sk2",
+                  "--config chooses one of lesson 16's compiled configurations; lesson01 has one");
+  expect_rejected("--config", "--config needs a value");
+}
+
+TEST(LessonConfigurations, AnUnknownNameListsTheConfigurations) {
+  for (const gemm::Lesson& lesson : gemm::all_lessons()) {
+    if (lesson.configuration_count == 0) continue;
+    const auto refusal = gemm::configuration_refusal(lesson, "no_such_configuration");
+    ASSERT_TRUE(refusal.has_value());
+    for (int c = 0; c < lesson.configuration_count; ++c)
+      EXPECT_NE(refusal->find(lesson.configurations[c].name), std::string::npos) << *refusal;
+    EXPECT_FALSE(gemm::configuration_refusal(lesson, lesson.configurations[0].name).has_value());
+    const gemm::Lesson forced = gemm::with_configuration(lesson, lesson.configuration_count - 1);
+    EXPECT_EQ(gemm::configuration_name(forced, {64, 64, 64}),
+              lesson.configurations[lesson.configuration_count - 1].name);
+  }
+}
+
 TEST(LessonExecutable, HelpExitsZero) {
   const ProcessResult result = run(LESSON02_EXECUTABLE, "--help");
   EXPECT_EQ(result.exit_code, 0);
@@ -111,14 +131,21 @@ TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
     EXPECT_NE(lessons[i].launch, nullptr);
     EXPECT_EQ(gemm::find_lesson(lessons[i].id), &lessons[i]);
     // Each lesson starts from an earlier one (make diff L=NN diffs against it); only lesson 01
-    // has none. Only lesson 15 computes the fused epilogue.
+    // has none. Lesson 15 adds the fused epilogue, and the supplements after it keep it. A lesson
+    // with several configurations names them, uniquely, and chooses one of them.
     if (lessons[i].id == 1) {
       EXPECT_EQ(lessons[i].parent, 0);
     } else {
       EXPECT_LT(lessons[i].parent, lessons[i].id) << gemm::lesson_name(lessons[i]);
       EXPECT_NE(gemm::find_lesson(lessons[i].parent), nullptr) << gemm::lesson_name(lessons[i]);
     }
-    EXPECT_EQ(lessons[i].fused_epilogue, lessons[i].id == 15) << gemm::lesson_name(lessons[i]);
+    EXPECT_EQ(lessons[i].fused_epilogue, lessons[i].id >= 15) << gemm::lesson_name(lessons[i]);
+    std::set<std::string> names;
+    for (int c = 0; c < lessons[i].configuration_count; ++c)
+      EXPECT_TRUE(names.insert(lessons[i].configurations[c].name).second)
+          << gemm::lesson_name(lessons[i]) << ": " << lessons[i].configurations[c].name;
+    EXPECT_EQ(lessons[i].configuration_count > 0, lessons[i].chosen_configuration != nullptr)
+        << gemm::lesson_name(lessons[i]);
   }
   EXPECT_EQ(gemm::find_lesson(0), nullptr);
 }

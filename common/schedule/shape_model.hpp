@@ -1,0 +1,113 @@
+#pragma once
+// The cost model of lesson 16: which compiled configuration of lesson 15's kernel a problem runs,
+// from the busiest worker's k-iterations (the waves), the time of one k-iteration (tensor cores or
+// L2), a cost per work item, the Stream-K partial sums, the launch and the DRAM floor.
+// Taught in lesson 16: lessons/16_shape_heuristics/kernel.cuh spells it out with its exercise
+// regions (tests/tools/test_teaching_copies.py keeps the two identical). Host code, unit-tested on
+// the CPU (tests/host/shape_model_test.cpp).
+
+#include <cstdint>
+#include <limits>
+
+#include "common/gemm.hpp"
+#include "common/hopper/tile_shape.hpp"
+#include "common/schedule/stream_k.hpp"
+
+namespace gemm::taught {
+
+// BEGIN TEACHING COPY(shape_model)
+// What the cost model knows of a configuration.
+struct KernelShape {
+  int block_m, block_n;  // the tile of D that one block computes
+  int cluster_m;         // blocks per cluster along M: each loads 1 / cluster_m of B (multicast)
+  int64_t stream_k_min_iterations;  // the threshold of the configuration's Stream-K plans
+};
+
+// The costs of the H100 SXM that the model uses, fitted to the oracle sweep of the standard shapes
+// (README; profiles/sweeps/configs_16.csv).
+struct MachineCosts {
+  double macs_per_ns_per_sm;      // bf16 multiply-adds one SM's tensor cores do, at the clock under load
+  double l2_bytes_per_ns_per_sm;  // what one SM's TMA loads receive from L2
+  double dram_bytes_per_ns;       // what the whole GPU reads from and writes to DRAM
+  double launch_ns;               // once per launch: the launch, barrier set-up, the first loads
+  double item_ns;                 // per work item: the epilogue and tile switch MMAs do not hide
+};
+inline constexpr MachineCosts kH100Costs{
+    .macs_per_ns_per_sm = 2800.0,
+    .l2_bytes_per_ns_per_sm = 80.0,
+    .dram_bytes_per_ns = 2900.0,
+    .launch_ns = 2500.0,
+    .item_ns = 400.0,
+};
+
+// The Stream-K plan (lesson 14) that a configuration makes for a problem on `workers` resident
+// clusters: the kernel's own plan (lesson 15's plan_for) for the GPU's count of workers.
+inline gemm::StreamKPlan plan_on(const KernelShape& shape, const gemm::GemmProblem& p,
+                                 int64_t workers) {
+  const int64_t tiles = gemm::ceil_div<int64_t>(p.m, int64_t(shape.block_m) * shape.cluster_m) *
+                        gemm::ceil_div<int64_t>(p.n, shape.block_n);
+  return gemm::plan_stream_k(tiles, workers, gemm::ceil_div<int64_t>(p.k, gemm::hopper::kBlockK),
+                             /*reverse=*/true, shape.stream_k_min_iterations);
+}
+
+// The wave term: the k-iterations of the busiest worker, which sets the time, since a launch ends
+// when its last worker does. With T whole tiles of K iterations on W workers, that is
+// ceil(T / W) * K: the last wave costs as much as a full one however few tiles it holds. A Stream-K
+// plan gives every worker its share of the cut tiles (one iteration more for the first `longer`
+// workers) before its whole tiles. The wave efficiency of a plan is the work it has,
+// T * K, over the work its workers could have done meanwhile, W times this.
+inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
+  const int64_t stream_k_share =
+      plan.sk_tiles == 0 ? 0 : plan.share + (plan.longer > 0 ? 1 : 0);
+  return stream_k_share + gemm::data_parallel_count(plan, 0) * plan.k_iterations;
+}
+
+// The time of one k-iteration (a 64-deep slice) of one block. The producer runs ahead of the
+// consumers by the ring's stages, so loading the next slices and multiplying this one overlap, and
+// the slower of the two sets the pace: the tensor cores' time for the tile's multiply-adds, or the
+// time the block's slices of A and B take to arrive from L2. A block loads all of its A rows but
+// only 1 / cluster_m of B: the cluster's multicast brings the rest.
+inline double iteration_ns(const KernelShape& shape, const MachineCosts& costs) {
+  const double macs = double(shape.block_m) * shape.block_n * gemm::hopper::kBlockK;
+  const double bytes = double(shape.block_m + shape.block_n / shape.cluster_m) *
+                       gemm::hopper::kBlockK * sizeof(gemm::bf16);
+  const double mma_ns = macs / costs.macs_per_ns_per_sm;
+  const double load_ns = bytes / costs.l2_bytes_per_ns_per_sm;
+  return mma_ns > load_ns ? mma_ns : load_ns;
+}
+
+// The estimated time of a configuration on a problem: the busiest worker's iterations, work items
+// and Stream-K partial sums (each unit writes or reads one fp32 tile through L2), or the DRAM
+// traffic, whichever is longer, after the launch.
+inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, int64_t workers,
+                          const MachineCosts& costs) {
+  const gemm::StreamKPlan plan = plan_on(shape, p, workers);
+  const int64_t items = gemm::stream_k_work_count(plan, 0);
+  const int64_t stream_k_units = gemm::stream_k_unit_count(plan, 0);
+  const double partial_bytes = double(stream_k_units) * shape.block_m * shape.block_n * sizeof(float);
+  const double busiest_ns = double(busiest_worker_iterations(plan)) * iteration_ns(shape, costs) +
+                            double(items) * costs.item_ns +
+                            partial_bytes / costs.l2_bytes_per_ns_per_sm;
+  const double dram_bytes = double(p.m * p.k + p.n * p.k + p.m * p.n) * sizeof(gemm::bf16);
+  const double dram_ns = dram_bytes / costs.dram_bytes_per_ns;
+  return costs.launch_ns + (busiest_ns > dram_ns ? busiest_ns : dram_ns);
+}
+
+// The configuration with the smallest estimate (the first of equal ones). workers[i]: the clusters
+// of configuration i that the GPU holds at once.
+inline int choose_configuration(const KernelShape* shapes, const int64_t* workers, int count,
+                                const gemm::GemmProblem& p, const MachineCosts& costs) {
+  int best = 0;
+  double best_ns = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < count; ++i) {
+    const double ns = estimate_ns(shapes[i], p, workers[i], costs);
+    if (ns < best_ns) {
+      best = i;
+      best_ns = ns;
+    }
+  }
+  return best;
+}
+// END TEACHING COPY
+
+}  // namespace gemm::taught

@@ -1,0 +1,223 @@
+// Lesson 16 (a supplement past the ladder): a kernel for every shape. A cost model chooses the
+// configuration, as cuBLAS does.
+//
+// Lesson 15's kernel is tuned for large problems: a 128 x 256 tile per block and clusters of two
+// blocks. At 1024^3 that is 16 cluster tiles for the 66 clusters the H100 holds: a quarter of the
+// SMs work, and the kernel reaches half of cuBLAS. cuBLAS does not run one kernel: it compiles many
+// configurations and picks one per problem. So does this lesson, without writing a new kernel:
+// every configuration below is an instantiation of lesson 15's kernel (its tile width, its cluster
+// size, its stages, and the threshold of its Stream-K plan), and a cost model estimates the time
+// each would take from what the hardware does:
+//   - the busiest worker's k-iterations: the waves, and how full the last one is;
+//   - the time of one k-iteration: the tensor cores' share of the tile, or the bytes the block
+//     receives from L2, whichever is longer;
+//   - a cost per work item (the part of the epilogue and the tile switch that MMAs do not hide)
+//     and the Stream-K fixup's partial sums;
+//   - the launch, and the DRAM floor: every operand read once and D written once.
+// The launch takes the configuration with the smallest estimate. The model is judged by what it
+// loses against the best configuration measured on each shape (README).
+// Graded instruction signature: HGMMA UTMALDG.2D.MULTICAST UTMASTG STSM USETMAXREG
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include "common/gemm.hpp"
+#include "common/lesson.hpp"
+#include "common/schedule/stream_k.hpp"
+#include "lessons/15_tma_store_epilogue/kernel.cuh"
+
+namespace lesson16 {
+
+// BEGIN TEACHING COPY(shape_model)
+// What the cost model knows of a configuration.
+struct KernelShape {
+  int block_m, block_n;  // the tile of D that one block computes
+  int cluster_m;         // blocks per cluster along M: each loads 1 / cluster_m of B (multicast)
+  int64_t stream_k_min_iterations;  // the threshold of the configuration's Stream-K plans
+};
+
+// The costs of the H100 SXM that the model uses, fitted to the oracle sweep of the standard shapes
+// (README; profiles/sweeps/configs_16.csv).
+struct MachineCosts {
+  double macs_per_ns_per_sm;      // bf16 multiply-adds one SM's tensor cores do, at the clock under load
+  double l2_bytes_per_ns_per_sm;  // what one SM's TMA loads receive from L2
+  double dram_bytes_per_ns;       // what the whole GPU reads from and writes to DRAM
+  double launch_ns;               // once per launch: the launch, barrier set-up, the first loads
+  double item_ns;                 // per work item: the epilogue and tile switch MMAs do not hide
+};
+inline constexpr MachineCosts kH100Costs{
+    .macs_per_ns_per_sm = 2800.0,
+    .l2_bytes_per_ns_per_sm = 80.0,
+    .dram_bytes_per_ns = 2900.0,
+    .launch_ns = 2500.0,
+    .item_ns = 400.0,
+};
+
+// The Stream-K plan (lesson 14) that a configuration makes for a problem on `workers` resident
+// clusters: the kernel's own plan (lesson 15's plan_for) for the GPU's count of workers.
+inline gemm::StreamKPlan plan_on(const KernelShape& shape, const gemm::GemmProblem& p,
+                                 int64_t workers) {
+  const int64_t tiles = gemm::ceil_div<int64_t>(p.m, int64_t(shape.block_m) * shape.cluster_m) *
+                        gemm::ceil_div<int64_t>(p.n, shape.block_n);
+  return gemm::plan_stream_k(tiles, workers, gemm::ceil_div<int64_t>(p.k, gemm::hopper::kBlockK),
+                             /*reverse=*/true, shape.stream_k_min_iterations);
+}
+
+// The wave term: the k-iterations of the busiest worker, which sets the time, since a launch ends
+// when its last worker does. With T whole tiles of K iterations on W workers, that is
+// ceil(T / W) * K: the last wave costs as much as a full one however few tiles it holds. A Stream-K
+// plan gives every worker its share of the cut tiles (one iteration more for the first `longer`
+// workers) before its whole tiles. The wave efficiency of a plan is the work it has,
+// T * K, over the work its workers could have done meanwhile, W times this.
+inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
+  // BEGIN EXERCISE(busiest_worker, returns, host-check=shape_model): the k-iterations of the
+  //   busiest worker of the plan: its share of the Stream-K tiles, then its whole tiles
+  const int64_t stream_k_share =
+      plan.sk_tiles == 0 ? 0 : plan.share + (plan.longer > 0 ? 1 : 0);
+  return stream_k_share + gemm::data_parallel_count(plan, 0) * plan.k_iterations;
+  // END EXERCISE
+}
+
+// The time of one k-iteration (a 64-deep slice) of one block. The producer runs ahead of the
+// consumers by the ring's stages, so loading the next slices and multiplying this one overlap, and
+// the slower of the two sets the pace: the tensor cores' time for the tile's multiply-adds, or the
+// time the block's slices of A and B take to arrive from L2. A block loads all of its A rows but
+// only 1 / cluster_m of B: the cluster's multicast brings the rest.
+inline double iteration_ns(const KernelShape& shape, const MachineCosts& costs) {
+  const double macs = double(shape.block_m) * shape.block_n * gemm::hopper::kBlockK;
+  const double bytes = double(shape.block_m + shape.block_n / shape.cluster_m) *
+                       gemm::hopper::kBlockK * sizeof(gemm::bf16);
+  const double mma_ns = macs / costs.macs_per_ns_per_sm;
+  const double load_ns = bytes / costs.l2_bytes_per_ns_per_sm;
+  return mma_ns > load_ns ? mma_ns : load_ns;
+}
+
+// The estimated time of a configuration on a problem: the busiest worker's iterations, work items
+// and Stream-K partial sums (each unit writes or reads one fp32 tile through L2), or the DRAM
+// traffic, whichever is longer, after the launch.
+inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, int64_t workers,
+                          const MachineCosts& costs) {
+  const gemm::StreamKPlan plan = plan_on(shape, p, workers);
+  const int64_t items = gemm::stream_k_work_count(plan, 0);
+  const int64_t stream_k_units = gemm::stream_k_unit_count(plan, 0);
+  const double partial_bytes = double(stream_k_units) * shape.block_m * shape.block_n * sizeof(float);
+  const double busiest_ns = double(busiest_worker_iterations(plan)) * iteration_ns(shape, costs) +
+                            double(items) * costs.item_ns +
+                            partial_bytes / costs.l2_bytes_per_ns_per_sm;
+  const double dram_bytes = double(p.m * p.k + p.n * p.k + p.m * p.n) * sizeof(gemm::bf16);
+  const double dram_ns = dram_bytes / costs.dram_bytes_per_ns;
+  return costs.launch_ns + (busiest_ns > dram_ns ? busiest_ns : dram_ns);
+}
+
+// The configuration with the smallest estimate (the first of equal ones). workers[i]: the clusters
+// of configuration i that the GPU holds at once.
+inline int choose_configuration(const KernelShape* shapes, const int64_t* workers, int count,
+                                const gemm::GemmProblem& p, const MachineCosts& costs) {
+  int best = 0;
+  double best_ns = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < count; ++i) {
+    const double ns = estimate_ns(shapes[i], p, workers[i], costs);
+    if (ns < best_ns) {
+      best = i;
+      best_ns = ns;
+    }
+  }
+  return best;
+}
+// END TEACHING COPY
+
+// NEW in lesson 16: the configurations. Each one is lesson 15's kernel with a tile of 128 x BlockN,
+// clusters of ClusterM blocks, Stages stages (the deepest ring that fits next to the epilogue's
+// 32 KB of subtile buffers in the 227 KB of a block), and Stream-K plans that cut tiles when each
+// worker gets at least MinIterations k-iterations (lesson 14's rule is 8; kNever: data-parallel).
+constexpr int kNever = std::numeric_limits<int>::max();
+
+template <int BlockN, int ClusterM, int Stages, int MinIterations>
+struct Config {
+  using Tile = lesson15::TileShape<Stages, /*EpilogueBuffers=*/2, BlockN, ClusterM>;
+  static constexpr KernelShape kShape{Tile::kBlockM, BlockN, ClusterM, MinIterations};
+
+  static void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
+    lesson15::launch_tile<Tile, /*RasterGroup=*/8, /*Reverse=*/true, MinIterations>(args, stream);
+  }
+  static size_t workspace_bytes(const gemm::GemmProblem& problem) {
+    return lesson15::workspace_bytes_tile<Tile, /*Reverse=*/true, MinIterations>(problem);
+  }
+  static int64_t workers() { return lesson15::resident_workers<Tile>(); }
+};
+
+// Name, shape, launch, workspace and workers of one configuration.
+struct Entry {
+  gemm::Configuration configuration;
+  KernelShape shape;
+  int64_t (*workers)();
+};
+template <class C>
+constexpr Entry entry(const char* name) {
+  return {{name, &C::launch, &C::workspace_bytes}, C::kShape, &C::workers};
+}
+
+// Lesson 15's configuration first; then the same tile data-parallel and without clusters; then
+// narrower tiles, for problems whose 128 x 256 tiles are fewer than the SMs, with lesson 14's
+// Stream-K rule and with one that also splits short shares (2 k-iterations per worker).
+inline constexpr Entry kEntries[] = {
+    entry<Config<256, 2, 4, 8>>("128x256_c2_sk8"),
+    entry<Config<256, 2, 4, kNever>>("128x256_c2_dp"),
+    entry<Config<256, 1, 4, 8>>("128x256_c1_sk8"),
+    entry<Config<128, 2, 6, 8>>("128x128_c2_sk8"),
+    entry<Config<128, 2, 6, 2>>("128x128_c2_sk2"),
+    entry<Config<128, 1, 6, 8>>("128x128_c1_sk8"),
+    entry<Config<128, 1, 6, 2>>("128x128_c1_sk2"),
+    entry<Config<64, 1, 8, 8>>("128x64_c1_sk8"),
+    entry<Config<64, 1, 8, 2>>("128x64_c1_sk2"),
+};
+constexpr int kConfigurationCount = sizeof(kEntries) / sizeof(kEntries[0]);
+
+// The registry's view of them (gemm::Lesson::configurations: --config NAME).
+template <size_t... I>
+constexpr auto configuration_table(std::index_sequence<I...>) {
+  return std::array<gemm::Configuration, sizeof...(I)>{kEntries[I].configuration...};
+}
+inline constexpr auto kConfigurations =
+    configuration_table(std::make_index_sequence<kConfigurationCount>{});
+
+// NEW in lesson 16: the model's choice for a problem, with this GPU's resident clusters of each
+// configuration (asked once per configuration).
+inline int chosen_configuration(const gemm::GemmProblem& problem) {
+  KernelShape shapes[kConfigurationCount];
+  int64_t workers[kConfigurationCount];
+  for (int i = 0; i < kConfigurationCount; ++i) {
+    shapes[i] = kEntries[i].shape;
+    workers[i] = kEntries[i].workers();
+  }
+  return choose_configuration(shapes, workers, kConfigurationCount, problem, kH100Costs);
+}
+
+inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
+  kEntries[chosen_configuration(args.problem)].configuration.launch(args, stream);
+}
+
+inline size_t workspace_bytes(const gemm::GemmProblem& problem) {
+  return kEntries[chosen_configuration(problem)].configuration.workspace_bytes(problem);
+}
+
+inline constexpr gemm::Lesson kLesson{
+    .id = 16,
+    .parent = 15,
+    .slug = "shape_heuristics",
+    .title = "a cost model picks one of nine compiled configurations of lesson 15 per problem",
+    .launch = &launch,
+    .workspace_bytes = &workspace_bytes,
+    .min_arch = gemm::MinArch::sm90a,
+    .zeroed_workspace = true,
+    .workspace_resets_itself = true,
+    .fused_epilogue = true,
+    .configurations = kConfigurations.data(),
+    .configuration_count = kConfigurationCount,
+    .chosen_configuration = &chosen_configuration,
+};
+
+}  // namespace lesson16

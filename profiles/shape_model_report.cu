@@ -1,0 +1,221 @@
+// Lesson 16's cost model against the oracle: for every shape of the oracle sweep (every
+// configuration timed against cuBLAS, profiles/sweeps/configs_16.csv, written by
+// `make sweep GROUPS=configs_16`), the configuration the model picks, the best one measured, and
+// what the pick loses. Runs on the host alone: the model is a pure function of the shape.
+//
+//   shape_model_report --csv profiles/sweeps/configs_16.csv [--sms 132]
+//   shape_model_report --csv profiles/sweeps/configs_16.csv --fit
+//
+// The shapes of the course's standard sweep are the ones the model's costs were fitted on; every
+// other shape of the file is held out, and reported separately. --fit searches a grid of the two
+// costs that decide the picks (L2 bytes per ns per SM, and the cost per work item, against the
+// tensor cores' rate) for the fewest lost percent on the fitted shapes, and prints the best.
+//
+// The comparison uses each configuration's paired ratio to cuBLAS (measured with its own pairs),
+// so that the clock of each configuration's run cancels out: loss = 1 - ratio(pick) / ratio(best).
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/cli.hpp"
+#include "lessons/16_shape_heuristics/kernel.cuh"
+
+namespace {
+
+using gemm::GemmProblem;
+
+// The course's standard sweep (make bench): the shapes the costs are fitted on.
+const std::vector<GemmProblem> kFittedShapes = {
+    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
+    {6144, 6144, 6144}, {8192, 8192, 8192}, {8192, 8192, 1024},
+    {1024, 1024, 8192}, {4096, 14336, 4096}, {3000, 5000, 4000},
+    {4224, 4224, 4224}, {2304, 4352, 8192}, {1024, 1024, 16384}, {512, 8192, 8192},
+};
+
+struct Shape {
+  GemmProblem problem;
+  bool fitted = false;
+  std::map<std::string, double> ratio;  // configuration -> paired ratio to cuBLAS
+};
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) {
+      cells.push_back(cell);
+      cell.clear();
+    } else cell += c;
+  }
+  cells.push_back(cell);
+  return cells;
+}
+
+// The plain-product rows of the oracle CSV, by shape, in the order of the file.
+std::vector<Shape> read_oracle(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw std::runtime_error("cannot read " + path);
+  std::string line;
+  std::getline(file, line);
+  const std::vector<std::string> header = split_csv_line(line);
+  std::map<std::string, size_t> column;
+  for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
+  for (const char* name : {"variant", "m", "n", "k", "ratio", "check"})
+    if (!column.count(name)) throw std::runtime_error(path + ": no column '" + name + "'");
+  std::vector<Shape> shapes;
+  while (std::getline(file, line)) {
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = split_csv_line(line);
+    if (cells.size() != header.size()) throw std::runtime_error(path + ": a row of the wrong length");
+    if (cells[column["check"]] != "pass" || cells[column["ratio"]].empty())
+      throw std::runtime_error(path + ": " + cells[column["variant"]] + " failed its check");
+    const GemmProblem problem{std::stoll(cells[column["m"]]), std::stoll(cells[column["n"]]),
+                              std::stoll(cells[column["k"]])};
+    Shape* shape = nullptr;
+    for (Shape& known : shapes)
+      if (known.problem.m == problem.m && known.problem.n == problem.n && known.problem.k == problem.k)
+        shape = &known;
+    if (!shape) {
+      shapes.push_back({problem});
+      shape = &shapes.back();
+      for (const GemmProblem& fitted : kFittedShapes)
+        shape->fitted = shape->fitted || (fitted.m == problem.m && fitted.n == problem.n &&
+                                          fitted.k == problem.k);
+    }
+    shape->ratio[cells[column["variant"]]] = std::stod(cells[column["ratio"]]);
+  }
+  return shapes;
+}
+
+// The model's pick for a problem, with every configuration's resident clusters on `sms` SMs.
+int pick(const GemmProblem& problem, int sms, const lesson16::MachineCosts& costs) {
+  lesson16::KernelShape shapes[lesson16::kConfigurationCount];
+  int64_t workers[lesson16::kConfigurationCount];
+  for (int i = 0; i < lesson16::kConfigurationCount; ++i) {
+    shapes[i] = lesson16::kEntries[i].shape;
+    workers[i] = sms / shapes[i].cluster_m;
+  }
+  return lesson16::choose_configuration(shapes, workers, lesson16::kConfigurationCount, problem,
+                                        costs);
+}
+
+struct Verdict {
+  std::string picked, best;
+  double picked_ratio = 0, best_ratio = 0;
+  double loss() const { return 1.0 - picked_ratio / best_ratio; }
+};
+
+Verdict judge(const Shape& shape, int sms, const lesson16::MachineCosts& costs) {
+  Verdict verdict;
+  verdict.picked = lesson16::kEntries[pick(shape.problem, sms, costs)].configuration.name;
+  for (const auto& [name, ratio] : shape.ratio)
+    if (ratio > verdict.best_ratio) {
+      verdict.best = name;
+      verdict.best_ratio = ratio;
+    }
+  const auto measured = shape.ratio.find(verdict.picked);
+  if (measured == shape.ratio.end())
+    throw std::runtime_error("the oracle has no row of " + verdict.picked + " at " +
+                             std::to_string(shape.problem.m) + " x " +
+                             std::to_string(shape.problem.n) + " x " + std::to_string(shape.problem.k));
+  verdict.picked_ratio = measured->second;
+  return verdict;
+}
+
+// Lost percent summed over the fitted shapes.
+double fitted_loss(const std::vector<Shape>& shapes, int sms, const lesson16::MachineCosts& costs) {
+  double loss = 0;
+  for (const Shape& shape : shapes)
+    if (shape.fitted) loss += judge(shape, sms, costs).loss();
+  return loss;
+}
+
+void report(const std::vector<Shape>& shapes, int sms, const lesson16::MachineCosts& costs) {
+  std::printf("| shape (M x N x K) | set | model's pick | best measured | loss | pick / cuBLAS | best / cuBLAS |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (const bool fitted : {true, false}) {
+    double log_picked = 0, log_best = 0, worst = 1e9;
+    int count = 0, within_3 = 0;
+    for (const Shape& shape : shapes) {
+      if (shape.fitted != fitted) continue;
+      const Verdict v = judge(shape, sms, costs);
+      std::printf("| %lld x %lld x %lld | %s | %s | %s | %.1f%% | %.3f | %.3f |\n",
+                  (long long)shape.problem.m, (long long)shape.problem.n, (long long)shape.problem.k,
+                  fitted ? "fitted" : "held out", v.picked.c_str(), v.best.c_str(), 100 * v.loss(),
+                  v.picked_ratio, v.best_ratio);
+      log_picked += std::log(v.picked_ratio);
+      log_best += std::log(v.best_ratio);
+      worst = std::min(worst, v.picked_ratio);
+      within_3 += v.loss() <= 0.03;
+      ++count;
+    }
+    if (count > 0)
+      std::fprintf(stderr,
+                   "%s shapes: %d; geometric mean of the pick %.3f of cuBLAS (best configuration "
+                   "%.3f), lowest %.3f; pick within 3%% of the best on %d of %d\n",
+                   fitted ? "fitted" : "held-out", count, std::exp(log_picked / count),
+                   std::exp(log_best / count), worst, within_3, count);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string csv_path;
+  int sms = 132;
+  bool fit = false;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string flag = argv[i];
+      if (flag == "--fit") {
+        fit = true;
+        continue;
+      }
+      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+      const std::string value = argv[++i];
+      if (flag == "--csv") csv_path = value;
+      else if (flag == "--sms") sms = int(gemm::parse_integer_list(flag, value, 2, 1024).at(0));
+      else throw std::invalid_argument("unknown option '" + flag + "'");
+    }
+    if (csv_path.empty()) throw std::invalid_argument("--csv FILE is required");
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "shape_model_report: error: %s\n", error.what());
+    std::fprintf(stderr, "usage: shape_model_report --csv FILE [--sms 132] [--fit]\n");
+    return gemm::kExitBadUsage;
+  }
+  try {
+    const std::vector<Shape> shapes = read_oracle(csv_path);
+    if (!fit) {
+      report(shapes, sms, lesson16::kH100Costs);
+      return gemm::kExitPass;
+    }
+    lesson16::MachineCosts best = lesson16::kH100Costs;
+    double best_loss = fitted_loss(shapes, sms, best);
+    for (double l2 = 20; l2 <= 400; l2 *= 1.1)
+      for (double item = 0; item <= 4000; item += 50) {
+        lesson16::MachineCosts costs = lesson16::kH100Costs;
+        costs.l2_bytes_per_ns_per_sm = l2;
+        costs.item_ns = item;
+        const double loss = fitted_loss(shapes, sms, costs);
+        if (loss < best_loss - 1e-12) {
+          best = costs;
+          best_loss = loss;
+        }
+      }
+    std::printf("fitted: l2_bytes_per_ns_per_sm = %.1f, item_ns = %.0f: %.2f lost percent over "
+                "the fitted shapes (the costs in the lesson: %.2f)\n",
+                best.l2_bytes_per_ns_per_sm, best.item_ns, 100 * best_loss,
+                100 * fitted_loss(shapes, sms, lesson16::kH100Costs));
+    return gemm::kExitPass;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "shape_model_report: error: %s\n", error.what());
+    return gemm::kExitBadUsage;
+  }
+}

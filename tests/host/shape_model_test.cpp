@@ -1,0 +1,85 @@
+// Lesson 16's cost model (common/schedule/shape_model.hpp): the wave term against a count of every
+// worker's work, the k-iteration's two bounds, the DRAM floor, and the choices it must make.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "common/schedule/shape_model.hpp"
+
+namespace {
+
+using gemm::GemmProblem;
+using gemm::StreamKPlan;
+using gemm::taught::KernelShape;
+using gemm::taught::kH100Costs;
+
+// The k-iterations of every worker, counted item by item; the most of them.
+int64_t counted_busiest(const StreamKPlan& plan) {
+  int64_t most = 0;
+  for (int64_t worker = 0; worker < plan.workers; ++worker) {
+    int64_t iterations = 0;
+    for (int64_t item = 0; item < gemm::stream_k_work_count(plan, worker); ++item) {
+      const gemm::StreamKWork work = gemm::stream_k_work(plan, worker, item);
+      iterations += work.k_end - work.k_begin;
+    }
+    most = std::max(most, iterations);
+  }
+  return most;
+}
+
+TEST(ShapeModel, BusiestWorkerMatchesACountOfEveryWorker) {
+  for (int64_t tiles : {1, 3, 16, 64, 65, 66, 67, 131, 132, 133, 200, 289, 561})
+    for (int64_t workers : {1, 7, 66, 132})
+      for (int64_t k : {1, 2, 9, 16, 64, 128})
+        for (int64_t min_iterations : {int64_t(2), int64_t(8), int64_t(1) << 40}) {
+          const StreamKPlan plan = gemm::plan_stream_k(tiles, workers, k, true, min_iterations);
+          EXPECT_EQ(gemm::taught::busiest_worker_iterations(plan), counted_busiest(plan))
+              << tiles << " tiles, " << workers << " workers, K " << k << ", min " << min_iterations;
+        }
+}
+
+TEST(ShapeModel, AWaveJustPastFullCostsAWholeWave) {
+  // Data-parallel: 132 tiles of 64 iterations on 132 workers are one wave; one tile more is two.
+  const int64_t never = int64_t(1) << 40;
+  EXPECT_EQ(gemm::taught::busiest_worker_iterations(gemm::plan_stream_k(132, 132, 64, true, never)), 64);
+  EXPECT_EQ(gemm::taught::busiest_worker_iterations(gemm::plan_stream_k(133, 132, 64, true, never)), 128);
+  // Stream-K shares the 133 tiles' iterations out instead: 64 and a half tile's worth at most.
+  const int64_t stream_k = gemm::taught::busiest_worker_iterations(gemm::plan_stream_k(133, 132, 64));
+  EXPECT_LE(stream_k, 65);
+  EXPECT_GE(stream_k, 64);
+}
+
+TEST(ShapeModel, AnIterationIsBoundByTheTensorCoresOrByL2) {
+  const KernelShape wide{128, 256, 2, 8}, alone{128, 256, 1, 8};
+  const double macs = 128.0 * 256 * 64;
+  // The larger of the two bounds, and the multicast halves what a block of a pair loads of B.
+  gemm::taught::MachineCosts slow_l2 = kH100Costs;
+  slow_l2.l2_bytes_per_ns_per_sm = 1.0;
+  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(wide, slow_l2), (128 + 128) * 64 * 2.0);
+  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(alone, slow_l2), (128 + 256) * 64 * 2.0);
+  gemm::taught::MachineCosts fast_l2 = kH100Costs;
+  fast_l2.l2_bytes_per_ns_per_sm = 1e9;
+  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(wide, fast_l2), macs / fast_l2.macs_per_ns_per_sm);
+}
+
+TEST(ShapeModel, NoEstimateBeatsTheDramFloor) {
+  const KernelShape shape{128, 128, 1, 8};
+  for (const GemmProblem& p : {GemmProblem{8192, 8192, 64}, GemmProblem{64, 65536, 64}}) {
+    const double bytes = double(p.m * p.k + p.n * p.k + p.m * p.n) * 2;
+    EXPECT_GE(gemm::taught::estimate_ns(shape, p, 132, kH100Costs),
+              kH100Costs.launch_ns + bytes / kH100Costs.dram_bytes_per_ns);
+  }
+}
+
+TEST(ShapeModel, SmallProblemsTakeNarrowTilesAndLargeOnesWideTiles) {
+  const KernelShape shapes[] = {{128, 256, 2, 8}, {128, 64, 1, 2}};
+  const int64_t workers[] = {66, 132};
+  // 1024^3: 16 wide cluster tiles keep 32 SMs busy; 128 narrow tiles keep 128.
+  EXPECT_EQ(gemm::taught::choose_configuration(shapes, workers, 2, {1024, 1024, 1024}, kH100Costs), 1);
+  // 8192^3: both fill the GPU, and the wide tile needs fewer bytes per multiply-add.
+  EXPECT_EQ(gemm::taught::choose_configuration(shapes, workers, 2, {8192, 8192, 8192}, kH100Costs), 0);
+}
+
+}  // namespace
