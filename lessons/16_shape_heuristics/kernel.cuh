@@ -47,13 +47,15 @@ struct MachineCosts {
   double dram_bytes_per_ns;       // what the whole GPU reads from and writes to DRAM
   double launch_ns;               // once per launch: the launch, barrier set-up, the first loads
   double item_ns;                 // per work item: the epilogue and tile switch MMAs do not hide
+  double stream_k_unit_ns;        // per Stream-K unit: waiting for the tile's other parts
 };
 inline constexpr MachineCosts kH100Costs{
     .macs_per_ns_per_sm = 2800.0,
-    .l2_bytes_per_ns_per_sm = 80.0,
+    .l2_bytes_per_ns_per_sm = 56.0,
     .dram_bytes_per_ns = 2900.0,
-    .launch_ns = 2500.0,
-    .item_ns = 400.0,
+    .launch_ns = 5000.0,
+    .item_ns = 0.0,
+    .stream_k_unit_ns = 8750.0,
 };
 
 // The Stream-K plan (lesson 14) that a configuration makes for a problem on `workers` resident
@@ -87,25 +89,34 @@ inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
 // time the block's slices of A and B take to arrive from L2. A block loads all of its A rows but
 // only 1 / cluster_m of B: the cluster's multicast brings the rest.
 inline double iteration_ns(const KernelShape& shape, const MachineCosts& costs) {
+  // BEGIN EXERCISE(iteration_bound, returns, host-check=shape_model): the time of one k-iteration
+  //   of a block: its tensor cores' time for the tile's multiply-adds, or the time its bytes of A
+  //   and B take from L2, whichever is longer
   const double macs = double(shape.block_m) * shape.block_n * gemm::hopper::kBlockK;
   const double bytes = double(shape.block_m + shape.block_n / shape.cluster_m) *
                        gemm::hopper::kBlockK * sizeof(gemm::bf16);
   const double mma_ns = macs / costs.macs_per_ns_per_sm;
   const double load_ns = bytes / costs.l2_bytes_per_ns_per_sm;
   return mma_ns > load_ns ? mma_ns : load_ns;
+  // END EXERCISE
 }
 
-// The estimated time of a configuration on a problem: the busiest worker's iterations, work items
-// and Stream-K partial sums (each unit writes or reads one fp32 tile through L2), or the DRAM
-// traffic, whichever is longer, after the launch.
+// The estimated time of a configuration on a problem: the busiest worker's iterations, its work
+// items, its Stream-K units (each waits for the tile's other parts) and the partial sums of a cut
+// tile, or the DRAM traffic, whichever is longer, after the launch.
 inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, int64_t workers,
                           const MachineCosts& costs) {
   const gemm::StreamKPlan plan = plan_on(shape, p, workers);
   const int64_t items = gemm::stream_k_work_count(plan, 0);
   const int64_t stream_k_units = gemm::stream_k_unit_count(plan, 0);
-  const double partial_bytes = double(stream_k_units) * shape.block_m * shape.block_n * sizeof(float);
+  // A tile cut into parts of about `share` iterations has K / share of them, and the part that
+  // finishes it reads the partial sums of all the others: fp32 tiles, through L2.
+  const int64_t parts =
+      plan.sk_tiles == 0 ? 0 : gemm::ceil_div<int64_t>(plan.k_iterations, plan.share);
+  const double partial_bytes = double(parts) * shape.block_m * shape.block_n * sizeof(float);
   const double busiest_ns = double(busiest_worker_iterations(plan)) * iteration_ns(shape, costs) +
                             double(items) * costs.item_ns +
+                            double(stream_k_units) * costs.stream_k_unit_ns +
                             partial_bytes / costs.l2_bytes_per_ns_per_sm;
   const double dram_bytes = double(p.m * p.k + p.n * p.k + p.m * p.n) * sizeof(gemm::bf16);
   const double dram_ns = dram_bytes / costs.dram_bytes_per_ns;
