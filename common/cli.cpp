@@ -1,5 +1,7 @@
 #include "common/cli.hpp"
 
+#include "common/shape_sets.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -163,6 +165,10 @@ std::vector<int64_t> parse_integer_list(const std::string& flag, const std::stri
 std::vector<GemmProblem> parse_shape_list(const std::string& flag, const std::string& text) {
   std::vector<GemmProblem> shapes;
   for (const std::string& item : split_list(text)) {
+    if (const std::vector<GemmProblem>* set = named_shape_set(item)) {
+      shapes.insert(shapes.end(), set->begin(), set->end());
+      continue;
+    }
     std::vector<int64_t> sizes;
     std::string::size_type start = 0;
     while (true) {

@@ -6,7 +6,9 @@
 // least 2048.
 //
 //   gemm_bench --csv docs/results.csv --commit abc1234 [--lessons 1,2,7]
-//              [--shapes 4096,8192x8192x1024] [--epilogues plain,bias_gelu,c]
+//              [--shapes 4096,8192x8192x1024|standard|workloads] [--epilogues plain,bias_gelu,c]
+//
+// Without --shapes: the standard sweep (common/shape_sets.hpp).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -17,21 +19,13 @@
 
 #include "common/cli.hpp"
 #include "common/runner.hpp"
+#include "common/shape_sets.hpp"
 #include "lessons/registry.hpp"
 
 namespace {
 
 using gemm::GemmProblem;
 
-// The standard sweep (M x N x K): squares, a short and a long K, a wide N and a ragged shape;
-// then the wave-quantized shapes, whose count of 128 x 256 tiles lands just past a multiple of
-// the H100's 132 SMs (4224^3: 561 tiles, 4.25 waves), where Stream-K (lesson 14) matters.
-const std::vector<GemmProblem> kStandardSweep = {
-    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
-    {6144, 6144, 6144}, {8192, 8192, 8192}, {8192, 8192, 1024},
-    {1024, 1024, 8192}, {4096, 14336, 4096}, {3000, 5000, 4000},
-    {4224, 4224, 4224}, {2304, 4352, 8192}, {1024, 1024, 16384}, {512, 8192, 8192},
-};
 // The epilogues a row can have: the plain product, and two fused ones that cuBLASLt also fuses.
 struct EpilogueCase {
   const char* name;
@@ -99,7 +93,7 @@ int main(int argc, char** argv) {
   for (const gemm::Lesson& lesson : gemm::all_lessons())
     if (lesson_ids.empty() || std::find(lesson_ids.begin(), lesson_ids.end(), lesson.id) != lesson_ids.end())
       lessons.push_back(&lesson);
-  const std::vector<GemmProblem> shapes = chosen_shapes.empty() ? kStandardSweep : chosen_shapes;
+  const std::vector<GemmProblem> shapes = chosen_shapes.empty() ? gemm::standard_sweep() : chosen_shapes;
 
   int device_count = 0;
   if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {

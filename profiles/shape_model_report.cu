@@ -1,7 +1,7 @@
 // Lesson 16's cost model against the oracle: for every shape of the oracle sweep (every
 // configuration timed against cuBLAS, profiles/sweeps/configs_16.csv, written by
-// `make sweep GROUPS=configs_16`), the configuration the model picks, the best one measured, and
-// what the pick loses. Runs on the host alone: the model is a pure function of the shape.
+// `make sweep GROUPS=configs_16 SHAPES=standard,workloads`), the configuration the model picks,
+// the best one measured, and what the pick loses. Runs on the host alone: the model is a pure function of the shape.
 //
 //   shape_model_report --csv profiles/sweeps/configs_16.csv [--sms 132]
 //   shape_model_report --csv profiles/sweeps/configs_16.csv --fit
@@ -24,19 +24,12 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/shape_sets.hpp"
 #include "lessons/16_shape_heuristics/kernel.cuh"
 
 namespace {
 
 using gemm::GemmProblem;
-
-// The course's standard sweep (make bench): the shapes the costs are fitted on.
-const std::vector<GemmProblem> kFittedShapes = {
-    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
-    {6144, 6144, 6144}, {8192, 8192, 8192}, {8192, 8192, 1024},
-    {1024, 1024, 8192}, {4096, 14336, 4096}, {3000, 5000, 4000},
-    {4224, 4224, 4224}, {2304, 4352, 8192}, {1024, 1024, 16384}, {512, 8192, 8192},
-};
 
 struct Shape {
   GemmProblem problem;
@@ -86,7 +79,7 @@ std::vector<Shape> read_oracle(const std::string& path) {
     if (!shape) {
       shapes.push_back({problem});
       shape = &shapes.back();
-      for (const GemmProblem& fitted : kFittedShapes)
+      for (const GemmProblem& fitted : gemm::standard_sweep())
         shape->fitted = shape->fitted || (fitted.m == problem.m && fitted.n == problem.n &&
                                           fitted.k == problem.k);
     }

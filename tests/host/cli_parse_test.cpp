@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/shape_sets.hpp"
 
 using gemm::OutputFormat;
 using gemm::parse_run_options;
@@ -143,6 +144,20 @@ TEST(CliParse, ListsSplitOnCommasAndCheckEveryInteger) {
   EXPECT_EQ(error_of_list("9,1o"), "--lessons needs an integer, got '1o'");
   EXPECT_EQ(error_of_list("0"), "--lessons = 0 is out of range [1, 99]");
   EXPECT_EQ(error_of_list(","), "--lessons needs a list of integers, got ','");
+}
+
+TEST(CliParse, ShapeListsTakeTheCoursesNamedLists) {
+  const std::vector<gemm::GemmProblem> shapes =
+      gemm::parse_shape_list("--shapes", "standard,64,workloads");
+  ASSERT_EQ(shapes.size(), gemm::standard_sweep().size() + 1 + gemm::workload_set().size());
+  EXPECT_EQ(shapes[0].m, 1024);
+  EXPECT_EQ(shapes[gemm::standard_sweep().size()].k, 64);
+  // The workload set: 8 linear layers at 512, 2048 and 8192 tokens; the 70B gate-up at 8192 last
+  // but one.
+  EXPECT_EQ(gemm::workload_set().size(), 24u);
+  EXPECT_EQ(gemm::workload_set()[22].m, 8192);
+  EXPECT_EQ(gemm::workload_set()[22].n, 57344);
+  EXPECT_EQ(gemm::workload_set()[22].k, 8192);
 }
 
 TEST(CliParse, ShapeListsTakeSquaresAndMxNxK) {
