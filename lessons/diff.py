@@ -24,6 +24,10 @@ which use it from there (`using gemm::taught::name;`). Both views leave the pare
 copies that the lesson uses from common/ out of the comparison, and say so in one line on stderr:
 the lesson uses the very same code, so they are no change.
 
+A supplement that uses its parent's kernel as it is (lesson 16 #includes lesson 15's kernel.cuh and
+instantiates it) adds everything in its own file and removes nothing: the tool then compares the
+lesson with an empty file, and says so in one line on stderr.
+
 Exit status: 0 whether or not the kernels differ; 2, with one line on stderr, for a missing or
 malformed lesson number, a lesson that does not exist, one without a parent, or teaching-copy
 markers that do not pair up.
@@ -109,6 +113,14 @@ def without_inherited_copies(old_text, new_text):
     for first, last in sorted(dropped.values(), reverse=True):
         del lines[first:last + 1]
     return "\n".join(lines) + "\n", sorted(dropped)
+
+
+def includes_kernel(new_text, old_path):
+    """Whether the lesson's kernel.cuh #includes the parent's kernel.cuh (a supplement that
+    instantiates its parent's kernel instead of copying it)."""
+    parent = f"lessons/{Path(old_path).parent.name}/kernel.cuh"
+    return re.search(r'^[ \t]*#[ \t]*include[ \t]+"' + re.escape(parent) + '"', new_text,
+                     re.MULTILINE) is not None
 
 
 def inherited_note(names, old_number, new_number):
@@ -206,6 +218,10 @@ def main(argv=None):
     except ValueError as error:  # teaching-copy markers that do not pair up
         print(f"make diff: {error}", file=sys.stderr)
         return 2
+    if includes_kernel(new_text, old_path):
+        print(f"(lesson {number:02d} #includes lesson {parent:02d}'s kernel.cuh and uses it unchanged: "
+              "all of its own file is new)", file=sys.stderr)
+        old_text, inherited = "", []
     lines = (code_diff(old_path, new_path, old_text, new_text, parent, number) if code
              else unified_diff(old_path, new_path, old_text, new_text))
     for note in inherited_note(inherited, parent, number):

@@ -131,6 +131,19 @@ class PlainDiff(LessonTree):
         self.assertIn("-namespace lesson01 {", lines)
         self.assertIn("+namespace lesson02 {", lines)
 
+    def test_a_lesson_that_includes_its_parents_kernel_is_all_new(self):
+        self.add(15, 14, "int fifteen();\n", slug="last")
+        folder = self.lessons / "16_supplement"
+        folder.mkdir()
+        (folder / "kernel.cuh").write_text(
+            '#include "lessons/15_last/kernel.cuh"\n' + kernel_text(16, 15, "int sixteen();\n"))
+        for args in (("16",), ("16", "--code")):
+            result = self.run_diff(*args)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("uses it unchanged", result.stderr)
+            self.assertEqual([line for line in changed_lines(result.stdout) if line.startswith("-")], [])
+            self.assertIn("+int sixteen();", result.stdout)
+
     def test_identical_kernels_print_nothing_and_exit_0(self):
         self.add(1, 0, "int x = 1;\n")
         lesson02 = self.add(2, 1, "int x = 1;\n")
