@@ -29,7 +29,7 @@ struct Configuration {
 // Each lesson defines one of these next to its kernel (lessonNN::kLesson) and lists it in the
 // registry (lessons/registry.cu).
 struct Lesson {
-  int id;             // 1..17
+  int id;             // 1..16
   int parent;         // the lesson whose kernel this one starts from (`make diff`); 0 for lesson 01
   const char* slug;   // folder name without the number, e.g. "smem_tiling"
   const char* title;  // one line: what the lesson adds

@@ -90,14 +90,10 @@ std::vector<Shape> read_oracle(const std::string& path) {
 
 // The model's pick for a problem, with every configuration's resident clusters on `sms` SMs.
 int pick(const GemmProblem& problem, int sms, const lesson16::MachineCosts& costs) {
-  lesson16::KernelShape shapes[lesson16::kConfigurationCount];
   int64_t workers[lesson16::kConfigurationCount];
-  for (int i = 0; i < lesson16::kConfigurationCount; ++i) {
-    shapes[i] = lesson16::kEntries[i].shape;
-    workers[i] = sms / shapes[i].cluster_m;
-  }
-  return lesson16::choose_configuration(shapes, workers, lesson16::kConfigurationCount, problem,
-                                        costs);
+  for (int i = 0; i < lesson16::kConfigurationCount; ++i)
+    workers[i] = sms / lesson16::kEntries[i].shape.cluster_m;
+  return lesson16::choose_entry(problem, workers, costs);
 }
 
 struct Verdict {

@@ -5,10 +5,7 @@
 //
 //   gemm_sweep [--groups stages_08,tiles_11] [--shapes 4096,8192,8192x8192x1024]
 //              [--out-dir profiles/sweeps]
-//              [--commit abc1234] [--list] [--append]
-//
-// --append adds the rows to a group's CSV that exists already (a sweep too long for one run, such
-// as lesson 16's oracle over the workload shapes, done in parts) instead of replacing it.
+//              [--commit abc1234] [--list]
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -37,12 +34,12 @@ int main(int argc, char** argv) {
   std::string out_dir = "profiles/sweeps", commit = "unknown";
   std::vector<std::string> groups;
   std::vector<gemm::GemmProblem> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {6144, 6144, 6144}};
-  bool list = false, append = false;
+  bool list = false;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
-      if (flag == "--list" || flag == "--append") {
-        (flag == "--list" ? list : append) = true;
+      if (flag == "--list") {
+        list = true;
         continue;
       }
       if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
@@ -56,7 +53,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& error) {
     std::fprintf(stderr, "gemm_sweep: error: %s\n", error.what());
     std::fprintf(stderr, "usage: gemm_sweep [--groups g1,g2] [--shapes 4096,8192x8192x1024] [--out-dir DIR] "
-                         "[--commit SHA] [--list] [--append]\n");
+                         "[--commit SHA] [--list]\n");
     return gemm::kExitBadUsage;
   }
 
@@ -93,10 +90,8 @@ int main(int argc, char** argv) {
     gemm::TimingOptions timing;  // the protocol's defaults: 30 pairs or more
     bool all_passed = true;
     for (const std::string& group : group_order) {
-      const std::string path = out_dir + "/" + group + ".csv";
-      const bool add_rows = append && std::ifstream(path).good();
       std::ostringstream csv;
-      if (!add_rows) csv << "variant,default," << gemm::csv_header() << ",date,commit\n";
+      csv << "variant,default," << gemm::csv_header() << ",date,commit\n";
       for (const gemm::GemmProblem& shape : shapes) {
         runner.set_problem(shape, /*seed=*/1);
         for (const sweep::Variant& variant : by_group[group]) {
@@ -117,7 +112,8 @@ int main(int argc, char** argv) {
           std::fflush(stdout);
         }
       }
-      std::ofstream file(path, add_rows ? std::ios::app : std::ios::trunc);
+      const std::string path = out_dir + "/" + group + ".csv";
+      std::ofstream file(path);
       file << csv.str();
       if (!file) throw std::runtime_error("cannot write " + path);
       std::printf("wrote %s\n", path.c_str());

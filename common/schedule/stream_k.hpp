@@ -148,4 +148,16 @@ GEMM_HOST_DEVICE constexpr StreamKWork stream_k_work(const StreamKPlan& plan, in
   return work;
 }
 
+// The k-iterations of all of a worker's work items, counted item by item (the cost model of lesson
+// 16 and its tests compare their shortcut with this count).
+GEMM_HOST_DEVICE constexpr int64_t stream_k_worker_iterations(const StreamKPlan& plan,
+                                                              int64_t worker) {
+  int64_t iterations = 0;
+  for (int64_t item = 0; item < stream_k_work_count(plan, worker); ++item) {
+    const StreamKWork work = stream_k_work(plan, worker, item);
+    iterations += work.k_end - work.k_begin;
+  }
+  return iterations;
+}
+
 }  // namespace gemm

@@ -198,16 +198,22 @@ constexpr auto configuration_table(std::index_sequence<I...>) {
 inline constexpr auto kConfigurations =
     configuration_table(std::make_index_sequence<kConfigurationCount>{});
 
-// NEW in lesson 16: the model's choice for a problem, with this GPU's resident clusters of each
-// configuration (asked once per configuration).
-inline int chosen_configuration(const gemm::GemmProblem& problem) {
+// NEW in lesson 16: the model's choice among the configurations for a problem, given how many
+// clusters of each the GPU holds at once.
+inline int choose_entry(const gemm::GemmProblem& problem,
+                        const int64_t (&workers)[kConfigurationCount],
+                        const MachineCosts& costs = kH100Costs) {
   KernelShape shapes[kConfigurationCount];
+  for (int i = 0; i < kConfigurationCount; ++i) shapes[i] = kEntries[i].shape;
+  return choose_configuration(shapes, workers, kConfigurationCount, problem, costs);
+}
+
+// The choice on this GPU: its resident clusters of each configuration (asked once per
+// configuration).
+inline int chosen_configuration(const gemm::GemmProblem& problem) {
   int64_t workers[kConfigurationCount];
-  for (int i = 0; i < kConfigurationCount; ++i) {
-    shapes[i] = kEntries[i].shape;
-    workers[i] = kEntries[i].workers();
-  }
-  return choose_configuration(shapes, workers, kConfigurationCount, problem, kH100Costs);
+  for (int i = 0; i < kConfigurationCount; ++i) workers[i] = kEntries[i].workers();
+  return choose_entry(problem, workers);
 }
 
 inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {

@@ -143,6 +143,21 @@ size_t shape_index(const std::string& name) {
 
 using EpilogueParam = std::tuple<int, size_t, size_t>;  // (lesson id, epilogue, shape index)
 
+// The lesson on the runner's problem: against the reference (and fp64 on the CPU where the shape
+// is small), then once more on the same inputs, which must give the same bits.
+void expect_correct_and_repeatable(gemm::LessonRunner& runner, const Lesson& lesson,
+                                   const GemmProblem& problem) {
+  const gemm::CheckResult result = runner.check(lesson);
+  EXPECT_TRUE(result.against_cublas.passed())
+      << "vs " << runner.reference_name() << ": " << result.against_cublas.summary(problem.n);
+  if (result.against_cpu)
+    EXPECT_TRUE(result.against_cpu->passed())
+        << "vs fp64 CPU: " << result.against_cpu->summary(problem.n);
+  runner.check(lesson);
+  EXPECT_EQ(runner.verify_current_output().output_hash, result.output_hash)
+      << "two runs on the same inputs gave different outputs";
+}
+
 class LessonEpilogues : public testing::TestWithParam<EpilogueParam> {};
 
 TEST_P(LessonEpilogues, Correct) {
@@ -155,15 +170,7 @@ TEST_P(LessonEpilogues, Correct) {
     GTEST_SKIP() << *reason;
   }
   runner.set_problem(shape.problem, /*seed=*/2000 + std::get<1>(GetParam()), epilogue_case.options);
-  const gemm::CheckResult result = runner.check(lesson);
-  EXPECT_TRUE(result.against_cublas.passed())
-      << "vs " << runner.reference_name() << ": " << result.against_cublas.summary(shape.problem.n);
-  if (result.against_cpu)
-    EXPECT_TRUE(result.against_cpu->passed())
-        << "vs fp64 CPU: " << result.against_cpu->summary(shape.problem.n);
-  runner.check(lesson);
-  EXPECT_EQ(runner.verify_current_output().output_hash, result.output_hash)
-      << "two runs on the same inputs gave different outputs";
+  expect_correct_and_repeatable(runner, lesson, shape.problem);
 }
 
 std::vector<EpilogueParam> epilogue_cases() {
@@ -211,15 +218,7 @@ TEST_P(LessonConfigurations, Correct) {
   const gemm::EpilogueOptions options =
       epilogue_id < 0 ? gemm::EpilogueOptions{} : kEpilogues[size_t(epilogue_id)].options;
   runner.set_problem(shape.problem, /*seed=*/3000 + shape_id, options);
-  const gemm::CheckResult result = runner.check(lesson);
-  EXPECT_TRUE(result.against_cublas.passed())
-      << "vs " << runner.reference_name() << ": " << result.against_cublas.summary(shape.problem.n);
-  if (result.against_cpu)
-    EXPECT_TRUE(result.against_cpu->passed())
-        << "vs fp64 CPU: " << result.against_cpu->summary(shape.problem.n);
-  runner.check(lesson);
-  EXPECT_EQ(runner.verify_current_output().output_hash, result.output_hash)
-      << "two runs on the same inputs gave different outputs";
+  expect_correct_and_repeatable(runner, lesson, shape.problem);
 }
 
 int epilogue_index(const std::string& name) {

@@ -15,17 +15,11 @@ using gemm::StreamKPlan;
 using gemm::taught::KernelShape;
 using gemm::taught::kH100Costs;
 
-// The k-iterations of every worker, counted item by item; the most of them.
+// The most k-iterations any worker has, counted item by item.
 int64_t counted_busiest(const StreamKPlan& plan) {
   int64_t most = 0;
-  for (int64_t worker = 0; worker < plan.workers; ++worker) {
-    int64_t iterations = 0;
-    for (int64_t item = 0; item < gemm::stream_k_work_count(plan, worker); ++item) {
-      const gemm::StreamKWork work = gemm::stream_k_work(plan, worker, item);
-      iterations += work.k_end - work.k_begin;
-    }
-    most = std::max(most, iterations);
-  }
+  for (int64_t worker = 0; worker < plan.workers; ++worker)
+    most = std::max(most, gemm::stream_k_worker_iterations(plan, worker));
   return most;
 }
 

@@ -151,3 +151,14 @@ TEST(StreamK, ReverseOrderDoesTheFinalUnitLast) {
     EXPECT_TRUE(gemm::stream_k_work(plan, worker, 0).is_first());
   }
 }
+
+TEST(StreamK, TheWorkersIterationsAddUpToEveryTilesK) {
+  for (const Shape& shape : kShapes) {
+    const StreamKPlan plan = plan_stream_k(shape.tiles, shape.workers, shape.k_iterations);
+    int64_t total = 0;
+    for (int64_t worker = 0; worker < plan.workers; ++worker)
+      total += gemm::stream_k_worker_iterations(plan, worker);
+    EXPECT_EQ(total, shape.tiles * shape.k_iterations)
+        << shape.tiles << " tiles, " << shape.workers << " workers, K " << shape.k_iterations;
+  }
+}

@@ -21,11 +21,7 @@ namespace shape_model_check {
 int64_t counted_busiest(const gemm::StreamKPlan& plan) {
   int64_t most = 0;
   for (int64_t worker = 0; worker < plan.workers; ++worker) {
-    int64_t iterations = 0;
-    for (int64_t item = 0; item < gemm::stream_k_work_count(plan, worker); ++item) {
-      const gemm::StreamKWork work = gemm::stream_k_work(plan, worker, item);
-      iterations += work.k_end - work.k_begin;
-    }
+    const int64_t iterations = gemm::stream_k_worker_iterations(plan, worker);
     most = iterations > most ? iterations : most;
   }
   return most;
