@@ -101,27 +101,57 @@ inline bool& cooperative_launches() {
 // cudaLaunchKernelEx (the <<<>>> syntax cannot ask for clusters). `grid` must be a multiple of
 // the cluster size. Throws CudaError if the launch is refused. A grid whose clusters wait for each
 // other (Stream-K, lesson 14) asks for Residency::all_at_once: a cluster spinning on another that
-// is not running yet would otherwise wait for SMs that it and its peers hold.
+// is not running yet would otherwise wait for SMs that it and its peers hold. `after_prerequisite`:
+// see launch_after_prerequisite.
 template <class... KernelParameters, class... Arguments>
-void launch_with_clusters(void (*kernel)(KernelParameters...), unsigned grid, int cluster_size,
-                          int threads, int dynamic_shared_bytes, Residency residency,
-                          cudaStream_t stream, Arguments&&... arguments) {
+void launch_clusters(void (*kernel)(KernelParameters...), unsigned grid, int cluster_size,
+                     int threads, int dynamic_shared_bytes, Residency residency,
+                     bool after_prerequisite, cudaStream_t stream, Arguments&&... arguments) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(grid);
   config.blockDim = dim3(unsigned(threads));
   config.dynamicSmemBytes = size_t(dynamic_shared_bytes);
   config.stream = stream;
-  cudaLaunchAttribute attributes[2]{};
+  cudaLaunchAttribute attributes[3]{};
   attributes[0].id = cudaLaunchAttributeClusterDimension;
   attributes[0].val.clusterDim.x = unsigned(cluster_size);
   attributes[0].val.clusterDim.y = 1;
   attributes[0].val.clusterDim.z = 1;
+  // A dependent launch is never cooperative: a cooperative grid starts only when all of it fits,
+  // that is after the kernel ahead has left the SMs, which is what the dependent launch is there
+  // to avoid. Its clusters still all run at once in the end: the grid fits the GPU
+  // (resident_clusters), and what holds SMs ahead of it finishes without waiting for it.
   attributes[1].id = cudaLaunchAttributeCooperative;
   attributes[1].val.cooperative =
-      residency == Residency::all_at_once && cooperative_launches() ? 1 : 0;
+      residency == Residency::all_at_once && cooperative_launches() && !after_prerequisite ? 1 : 0;
+  attributes[2].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attributes[2].val.programmaticStreamSerializationAllowed = after_prerequisite ? 1 : 0;
   config.attrs = attributes;
-  config.numAttrs = 2;
+  config.numAttrs = 3;
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Arguments>(arguments)...));
+}
+
+// The launch of lessons 12-16: in stream order, after everything ahead of it has finished.
+template <class... KernelParameters, class... Arguments>
+void launch_with_clusters(void (*kernel)(KernelParameters...), unsigned grid, int cluster_size,
+                          int threads, int dynamic_shared_bytes, Residency residency,
+                          cudaStream_t stream, Arguments&&... arguments) {
+  launch_clusters(kernel, grid, cluster_size, threads, dynamic_shared_bytes, residency,
+                  /*after_prerequisite=*/false, stream, std::forward<Arguments>(arguments)...);
+}
+
+// Lesson 17: the same launch as a dependent of the kernel ahead of it in the stream (programmatic
+// dependent launch): `kernel` may start once every block of that kernel has executed
+// griddepcontrol.launch_dependents or exited, before it has finished. So the kernel must execute
+// griddepcontrol.wait (common/ptx/grid_dependency.hpp) before it reads anything the kernel ahead
+// wrote, or writes anything that kernel reads. After anything else in the stream (a copy, an
+// event, a kernel that never signals), it starts as in stream order.
+template <class... KernelParameters, class... Arguments>
+void launch_after_prerequisite(void (*kernel)(KernelParameters...), unsigned grid,
+                               int cluster_size, int threads, int dynamic_shared_bytes,
+                               Residency residency, cudaStream_t stream, Arguments&&... arguments) {
+  launch_clusters(kernel, grid, cluster_size, threads, dynamic_shared_bytes, residency,
+                  /*after_prerequisite=*/true, stream, std::forward<Arguments>(arguments)...);
 }
 
 }  // namespace gemm

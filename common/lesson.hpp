@@ -29,7 +29,7 @@ struct Configuration {
 // Each lesson defines one of these next to its kernel (lessonNN::kLesson) and lists it in the
 // registry (lessons/registry.cu).
 struct Lesson {
-  int id;             // 1..16
+  int id;             // 1..17
   int parent;         // the lesson whose kernel this one starts from (`make diff`); 0 for lesson 01
   const char* slug;   // folder name without the number, e.g. "smem_tiling"
   const char* title;  // one line: what the lesson adds
@@ -52,6 +52,9 @@ struct Lesson {
   int configuration_count = 0;
   int (*chosen_configuration)(const GemmProblem& problem) = nullptr;  // an index of configurations
   int forced_configuration = -1;  // >= 0: this entry runs that configuration alone (below)
+  // The lesson's kernel is launched as a dependent of the kernel ahead of it in the stream, and
+  // waits for it on the device (lesson 17): the check makes its inputs arrive late (runner.hpp).
+  bool waits_for_prerequisite = false;
 };
 
 // The lesson entry that runs configuration `index` of `lesson` alone (`--config NAME`).

@@ -92,7 +92,8 @@ class LessonRunner {
   void launch(const Lesson& lesson);
   // Poisons D and the guard zone after it, launches the lesson once, waits (with a deadlock
   // timeout) and compares D with cuBLAS (cuBLASLt for an epilogue) and, for small shapes, with
-  // fp64 on the CPU.
+  // fp64 on the CPU. A lesson that waits for its prerequisite on the device (lesson 17) gets its
+  // inputs late, from a kernel ahead of it (common/late_inputs.hpp).
   CheckResult check(const Lesson& lesson);
   // The paired protocol (common/timing.hpp): the lesson against cuBLAS with bf16 output, or
   // against cuBLASLt's fused epilogue (cuBLAS + an elementwise kernel for SiLU).
@@ -133,6 +134,9 @@ class LessonRunner {
     bool zeroed = false;
   };
   GemmArgs args(const Lesson& lesson, Workspace& workspace);
+  // check()'s launch of a lesson that waits for its prerequisite: poisoned inputs, restored late
+  // by the kernel ahead of it. Waits for both.
+  void launch_with_late_inputs(const Lesson& lesson);
   Epilogue epilogue() const;
   // Before a launch of `lesson` (outside any timed region): zeroes the workspace where the lesson
   // needs zeros and will not find them.

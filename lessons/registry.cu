@@ -16,6 +16,7 @@
 #include "lessons/14_stream_k/kernel.cuh"
 #include "lessons/15_tma_store_epilogue/kernel.cuh"
 #include "lessons/16_shape_heuristics/kernel.cuh"
+#include "lessons/17_dependent_launch/kernel.cuh"
 
 namespace gemm {
 
@@ -37,6 +38,7 @@ const std::vector<Lesson>& all_lessons() {
       lesson14::kLesson,
       lesson15::kLesson,
       lesson16::kLesson,
+      lesson17::kLesson,
   };
   return lessons;
 }

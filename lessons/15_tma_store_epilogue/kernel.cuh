@@ -310,6 +310,14 @@ __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
   store_tail();  // NEW in lesson 15
 }
 
+// Which kernel launch_kind starts, and how: lesson 15's kernel, in stream order. (Lesson 17 passes
+// its own kernel, started as a dependent of the kernel ahead of it: the same arguments.)
+template <class Tile, class Kind>
+struct StreamOrderLaunch {
+  static constexpr auto kernel = gemm_kernel<Tile, Kind>;
+  static constexpr bool kAfterPrerequisite = false;
+};
+
 // How many clusters of this configuration fit on the GPU at once: the persistent grid's workers.
 template <class Tile>
 int64_t resident_workers() {
@@ -333,9 +341,11 @@ gemm::StreamKPlan plan_for(const gemm::GemmProblem& p) {
 
 // Runs the kernel with one configuration and one kind of epilogue (the tuning driver under
 // profiles/ times several): RasterGroup is the band width of the grouped order, Reverse the order
-// of a cluster's Stream-K parts, MinIterations the plan's threshold (plan_for).
+// of a cluster's Stream-K parts, MinIterations the plan's threshold (plan_for), Launch the kernel
+// and its launch (StreamOrderLaunch).
 template <class Tile, class Kind, int RasterGroup = 8, bool Reverse = true,
-          int MinIterations = gemm::kStreamKMinIterations>
+          int MinIterations = gemm::kStreamKMinIterations,
+          template <class, class> class Launch = StreamOrderLaunch>
 void launch_kind(const gemm::GemmArgs& args, cudaStream_t stream) {
   const auto& p = args.problem;
   // The tensor maps of A and B (lesson 08); B's box is what one block multicasts (lesson 12).
@@ -349,35 +359,37 @@ void launch_kind(const gemm::GemmArgs& args, cudaStream_t stream) {
   const CUtensorMap d_map = gemm::make_tensor_map(
       args.d, gemm::kmajor_tile_map_args(p.m, p.n, Tile::kSubtileRows, Tile::kSubtileColumns));
   constexpr int shared_bytes = sizeof(SharedStorage<Tile>) + gemm::kSharedAlignment;
-  gemm::allow_dynamic_shared_memory<gemm_kernel<Tile, Kind>>(shared_bytes);
+  constexpr auto kernel = Launch<Tile, Kind>::kernel;
+  gemm::allow_dynamic_shared_memory<kernel>(shared_bytes);
   // One cluster per worker of the Stream-K plan, all running at once (lesson 14).
   const gemm::StreamKPlan plan = plan_for<Tile, Reverse, MinIterations>(p);
   const auto workspace = gemm::hopper::StreamKWorkspace<Tile>::in(args.workspace, plan);
   const EpilogueParams params{args.epilogue.alpha, args.epilogue.beta, args.epilogue.c,
                               args.epilogue.bias};
-  gemm::launch_with_clusters(gemm_kernel<Tile, Kind>, unsigned(plan.workers * Tile::kClusterM),
-                             Tile::kClusterM, Tile::kThreads, shared_bytes,
-                             gemm::Residency::all_at_once, stream, int(p.m), int(p.n), a_map,
-                             b_map, d_map, RasterGroup, plan, workspace, params);
+  gemm::launch_clusters(kernel, unsigned(plan.workers * Tile::kClusterM), Tile::kClusterM,
+                        Tile::kThreads, shared_bytes, gemm::Residency::all_at_once,
+                        Launch<Tile, Kind>::kAfterPrerequisite, stream, int(p.m), int(p.n), a_map,
+                        b_map, d_map, RasterGroup, plan, workspace, params);
 }
 
 // NEW in lesson 15: the kernel for the launch's epilogue: the plain one for the plain product,
 // otherwise the fused one with the activation compiled in.
 template <class Tile, int RasterGroup = 8, bool Reverse = true,
-          int MinIterations = gemm::kStreamKMinIterations>
+          int MinIterations = gemm::kStreamKMinIterations,
+          template <class, class> class Launch = StreamOrderLaunch>
 void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   using gemm::Activation;
   if (args.epilogue.is_plain())
-    return launch_kind<Tile, PlainEpilogue, RasterGroup, Reverse, MinIterations>(args, stream);
+    return launch_kind<Tile, PlainEpilogue, RasterGroup, Reverse, MinIterations, Launch>(args, stream);
   switch (args.epilogue.activation) {
     case Activation::none:
-      return launch_kind<Tile, FusedEpilogue<Activation::none>, RasterGroup, Reverse, MinIterations>(args, stream);
+      return launch_kind<Tile, FusedEpilogue<Activation::none>, RasterGroup, Reverse, MinIterations, Launch>(args, stream);
     case Activation::relu:
-      return launch_kind<Tile, FusedEpilogue<Activation::relu>, RasterGroup, Reverse, MinIterations>(args, stream);
+      return launch_kind<Tile, FusedEpilogue<Activation::relu>, RasterGroup, Reverse, MinIterations, Launch>(args, stream);
     case Activation::gelu:
-      return launch_kind<Tile, FusedEpilogue<Activation::gelu>, RasterGroup, Reverse, MinIterations>(args, stream);
+      return launch_kind<Tile, FusedEpilogue<Activation::gelu>, RasterGroup, Reverse, MinIterations, Launch>(args, stream);
     case Activation::silu:
-      return launch_kind<Tile, FusedEpilogue<Activation::silu>, RasterGroup, Reverse, MinIterations>(args, stream);
+      return launch_kind<Tile, FusedEpilogue<Activation::silu>, RasterGroup, Reverse, MinIterations, Launch>(args, stream);
   }
 }
 

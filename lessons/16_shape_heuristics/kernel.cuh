@@ -149,13 +149,16 @@ inline int choose_configuration(const KernelShape* shapes, const int64_t* worker
 // worker gets at least MinIterations k-iterations (lesson 14's rule is 8; kNever: data-parallel).
 constexpr int kNever = std::numeric_limits<int>::max();
 
-template <int BlockN, int ClusterM, int Stages, int MinIterations>
+// (Launch: the kernel and how it starts; lesson 17 runs its own kernel in the same configurations.)
+template <int BlockN, int ClusterM, int Stages, int MinIterations,
+          template <class, class> class Launch = lesson15::StreamOrderLaunch>
 struct Config {
   using Tile = lesson15::TileShape<Stages, /*EpilogueBuffers=*/2, BlockN, ClusterM>;
   static constexpr KernelShape kShape{Tile::kBlockM, BlockN, ClusterM, MinIterations};
 
   static void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-    lesson15::launch_tile<Tile, /*RasterGroup=*/8, /*Reverse=*/true, MinIterations>(args, stream);
+    lesson15::launch_tile<Tile, /*RasterGroup=*/8, /*Reverse=*/true, MinIterations, Launch>(args,
+                                                                                          stream);
   }
   static size_t workspace_bytes(const gemm::GemmProblem& problem) {
     return lesson15::workspace_bytes_tile<Tile, /*Reverse=*/true, MinIterations>(problem);
@@ -177,26 +180,30 @@ constexpr Entry entry(const char* name) {
 // Lesson 15's configuration first; then the same tile data-parallel and without clusters; then
 // narrower tiles, for problems whose 128 x 256 tiles are fewer than the SMs, with lesson 14's
 // Stream-K rule and with one that also splits short shares (2 k-iterations per worker).
-inline constexpr Entry kEntries[] = {
-    entry<Config<256, 2, 4, 8>>("128x256_c2_sk8"),
-    entry<Config<256, 2, 4, kNever>>("128x256_c2_dp"),
-    entry<Config<256, 1, 4, 8>>("128x256_c1_sk8"),
-    entry<Config<128, 2, 6, 8>>("128x128_c2_sk8"),
-    entry<Config<128, 2, 6, 2>>("128x128_c2_sk2"),
-    entry<Config<128, 1, 6, 8>>("128x128_c1_sk8"),
-    entry<Config<128, 1, 6, 2>>("128x128_c1_sk2"),
-    entry<Config<64, 1, 8, 8>>("128x64_c1_sk8"),
-    entry<Config<64, 1, 8, 2>>("128x64_c1_sk2"),
+constexpr int kConfigurationCount = 9;
+template <template <class, class> class Launch>
+inline constexpr Entry kEntriesOf[kConfigurationCount] = {
+    entry<Config<256, 2, 4, 8, Launch>>("128x256_c2_sk8"),
+    entry<Config<256, 2, 4, kNever, Launch>>("128x256_c2_dp"),
+    entry<Config<256, 1, 4, 8, Launch>>("128x256_c1_sk8"),
+    entry<Config<128, 2, 6, 8, Launch>>("128x128_c2_sk8"),
+    entry<Config<128, 2, 6, 2, Launch>>("128x128_c2_sk2"),
+    entry<Config<128, 1, 6, 8, Launch>>("128x128_c1_sk8"),
+    entry<Config<128, 1, 6, 2, Launch>>("128x128_c1_sk2"),
+    entry<Config<64, 1, 8, 8, Launch>>("128x64_c1_sk8"),
+    entry<Config<64, 1, 8, 2, Launch>>("128x64_c1_sk2"),
 };
-constexpr int kConfigurationCount = sizeof(kEntries) / sizeof(kEntries[0]);
+inline constexpr const auto& kEntries = kEntriesOf<lesson15::StreamOrderLaunch>;
 
 // The registry's view of them (gemm::Lesson::configurations: --config NAME).
-template <size_t... I>
+template <template <class, class> class Launch, size_t... I>
 constexpr auto configuration_table(std::index_sequence<I...>) {
-  return std::array<gemm::Configuration, sizeof...(I)>{kEntries[I].configuration...};
+  return std::array<gemm::Configuration, sizeof...(I)>{kEntriesOf<Launch>[I].configuration...};
 }
-inline constexpr auto kConfigurations =
-    configuration_table(std::make_index_sequence<kConfigurationCount>{});
+template <template <class, class> class Launch>
+inline constexpr auto kConfigurationsOf =
+    configuration_table<Launch>(std::make_index_sequence<kConfigurationCount>{});
+inline constexpr const auto& kConfigurations = kConfigurationsOf<lesson15::StreamOrderLaunch>;
 
 // NEW in lesson 16: the model's choice among the configurations for a problem, given how many
 // clusters of each the GPU holds at once.

@@ -1,0 +1,174 @@
+// Lesson 17 (a supplement past the ladder): the hand-off between dependent kernels, with
+// programmatic dependent launch.
+//
+// A GEMM rarely runs alone. A transformer's MLP is H = gelu(X W1^T + b1), then Y = H W2^T, and the
+// second product cannot start before the first has written H. In stream order the GPU runs them
+// strictly one after the other: the second kernel is launched only when the first has finished,
+// and then each of its blocks sets up its barriers, fetches its tensor maps and issues its first
+// loads before any data flows. At a few hundred tokens each GEMM takes tens of microseconds, and
+// those gaps are a visible part of the chain.
+//
+// Hopper lets the second kernel start early and wait on the device instead:
+//   - the launch carries cudaLaunchAttributeProgrammaticStreamSerialization
+//     (gemm::launch_after_prerequisite): the kernel may be scheduled before the one ahead of it in
+//     the stream (its prerequisite) has finished;
+//   - griddepcontrol.launch_dependents, in the prerequisite, says when: once every block of it has
+//     executed the instruction (or exited). It promises nothing about memory: when the dependent
+//     starts, the prerequisite may still be writing.
+//   - griddepcontrol.wait, in the dependent, is what makes it safe: the thread that executes it
+//     waits until the prerequisite has completed and all of its writes are visible. Visibility
+//     comes from the wait, never from the trigger.
+// So the kernel below is lesson 15's with two lines added. Its producer thread waits before the
+// block's first TMA load: everything before that (barrier set-up, tensor-map prefetch, the cluster
+// barrier, setmaxnreg) overlaps the end of the kernel ahead. Every other access to global memory
+// in the block comes after a load: the consumers read C, the bias and Stream-K's partial sums, and
+// store D, only once the producer's loads have filled the ring. And the producer signals the next
+// kernel as soon as it has issued the loads of its last work item: from then on, nothing this
+// block does stands in the way of the next kernel's prologue.
+//
+// The launch is not cooperative (gemm::launch_after_prerequisite): a cooperative grid starts only
+// when all of it fits on the GPU, after the kernel ahead has left, and then nothing overlaps. The
+// lesson runs in every configuration of lesson 16 (its cost model picks one per problem), and its
+// executable also runs the MLP chain of two GEMMs four ways (`lesson17 chain`, README).
+// Graded instruction signature: HGMMA UTMALDG.2D.MULTICAST UTMASTG STSM USETMAXREG ACQBULK PREEXIT
+#pragma once
+
+#include <cstdint>
+
+#include "common/gemm.hpp"
+#include "common/lesson.hpp"
+#include "common/ptx/grid_dependency.hpp"
+#include "lessons/15_tma_store_epilogue/kernel.cuh"
+#include "lessons/16_shape_heuristics/kernel.cuh"
+
+namespace lesson17 {
+
+using gemm::taught::load_k_range_multicast;  // lesson 12's producer loop
+using gemm::taught::mma_k_range;             // lesson 09's consumer loop
+using gemm::taught::producer_tail;           // lesson 12's exit
+using gemm::taught::stream_k_fixup;          // lesson 14's fixup
+using lesson15::kConsumerRegisters;
+using lesson15::kProducerRegisters;
+using lesson15::kWorkQueueDepth;
+using lesson15::SharedStorage;
+using lesson15::store_tail;  // lesson 15's epilogue
+using lesson15::store_tile;
+
+// Lesson 15's kernel, started as a dependent of the kernel ahead of it in the stream.
+template <class Tile, class Kind>
+__global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
+    gemm_kernel(int m, int n, const __grid_constant__ CUtensorMap a_map,
+                const __grid_constant__ CUtensorMap b_map,
+                const __grid_constant__ CUtensorMap d_map, int raster_group,
+                const gemm::StreamKPlan plan, gemm::hopper::StreamKWorkspace<Tile> workspace,
+                lesson15::EpilogueParams params) {
+  extern __shared__ unsigned char shared_memory[];
+  SharedStorage<Tile>& shared = gemm::aligned_shared_storage<SharedStorage<Tile>>(shared_memory);
+  auto& pipeline = shared.pipeline;
+  auto& queue = shared.queue;
+
+  const uint32_t rank = gemm::ptx::cluster_cta_rank();
+  const gemm::hopper::StreamKWorkItems<Tile> schedule{
+      plan, gemm::ptx::cluster_id_x(), gemm::ceil_div(m, Tile::kBlockM * Tile::kClusterM),
+      gemm::ceil_div(n, Tile::kBlockN), raster_group, rank};
+  const int warpgroup = threadIdx.x / 128;
+
+  // The prologue: none of it touches what the kernel ahead writes, so it runs while that kernel
+  // finishes. (The tensor maps are this launch's parameters, not data in global memory.)
+  if (threadIdx.x == 0) {
+    gemm::ptx::prefetch_tensor_map(&a_map);
+    gemm::ptx::prefetch_tensor_map(&b_map);
+    gemm::ptx::prefetch_tensor_map(&d_map);
+    queue.init(/*consumer_warps=*/Tile::kConsumers * 4);
+    pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
+  }
+  gemm::ptx::cluster_sync();
+
+  if (warpgroup == 0) {
+    gemm::ptx::setmaxnreg_dec<kProducerRegisters>();
+    if (threadIdx.x == 0) {
+      // NEW in lesson 17: the prerequisite's writes (A, B, C, the bias: any of them may be what the
+      // kernel ahead produced) must be complete and visible before the first load of this block,
+      // and that kernel may still read what this one is about to overwrite (D, the workspace).
+      // BEGIN EXERCISE(wait_for_prerequisite): before this block's first load, wait until the
+      //   kernel ahead in the stream has completed and its writes are visible
+      gemm::ptx::wait_for_prerequisite_grids();
+      // END EXERCISE
+      auto write_state = gemm::PipelineState<Tile::kStages>::producer_start();
+      auto post_state = gemm::PipelineState<kWorkQueueDepth>::producer_start();
+      for (int64_t i = 0; i < schedule.count(); ++i) {
+        const gemm::hopper::WorkItem item = schedule.item(i);
+        queue.post(post_state, item);
+        load_k_range_multicast<Tile>(pipeline, shared.ring, a_map, b_map, item.row0, item.col0,
+                                     rank, item.k_begin, item.k_end, write_state);
+      }
+      // NEW in lesson 17: every load of this block is issued: the kernel behind may be scheduled
+      // (once every block has said so) and run its prologue on the SMs this grid frees.
+      gemm::ptx::launch_dependent_grids();
+      queue.post(post_state, gemm::hopper::WorkItem{});
+      producer_tail(pipeline, write_state);
+    }
+    return;
+  }
+
+  gemm::ptx::setmaxnreg_inc<kConsumerRegisters>();
+  const int consumer = warpgroup - 1;
+  const int first_row = consumer * Tile::kConsumerRows;
+  float accumulator[Tile::kRowBlocks][Tile::kBlockN / 2];
+  int epilogue_buffer = 0;
+  auto read_state = gemm::PipelineState<Tile::kStages>::consumer_start();
+  auto receive_state = gemm::PipelineState<kWorkQueueDepth>::consumer_start();
+  while (true) {
+    const gemm::hopper::WorkItem item = queue.receive(receive_state);
+    if (item.is_end()) break;
+    const auto last_stage = mma_k_range<Tile>(pipeline, shared.ring, accumulator, first_row,
+                                              item.k_begin, item.k_end, read_state);
+    gemm::hopper::mma_drain(pipeline, accumulator, last_stage);
+    if (!stream_k_fixup<Tile>(workspace, item, accumulator)) continue;
+#pragma unroll
+    for (int r = 0; r < Tile::kRowBlocks; ++r)
+      store_tile<Tile, Kind>(shared, d_map, accumulator[r], consumer,
+                             item.row0 + first_row + r * Tile::kWarpgroupM, item.col0, m, n,
+                             params, epilogue_buffer);
+  }
+  store_tail();
+}
+
+// NEW in lesson 17: lesson 15's launch (lesson15::launch_kind) starts this kernel, as a dependent.
+template <class Tile, class Kind>
+struct DependentLaunch {
+  static constexpr auto kernel = gemm_kernel<Tile, Kind>;
+  static constexpr bool kAfterPrerequisite = true;
+};
+
+// Lesson 16's nine configurations with this kernel, and its cost model's choice among them (the
+// same resources, so the same choice).
+inline constexpr const auto& kEntries = lesson16::kEntriesOf<DependentLaunch>;
+inline constexpr const auto& kConfigurations = lesson16::kConfigurationsOf<DependentLaunch>;
+
+inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
+  kEntries[lesson16::chosen_configuration(args.problem)].configuration.launch(args, stream);
+}
+
+inline size_t workspace_bytes(const gemm::GemmProblem& problem) {
+  return kEntries[lesson16::chosen_configuration(problem)].configuration.workspace_bytes(problem);
+}
+
+inline constexpr gemm::Lesson kLesson{
+    .id = 17,
+    .parent = 16,
+    .slug = "dependent_launch",
+    .title = "programmatic dependent launch: the next GEMM starts while the one ahead finishes",
+    .launch = &launch,
+    .workspace_bytes = &workspace_bytes,
+    .min_arch = gemm::MinArch::sm90a,
+    .zeroed_workspace = true,
+    .workspace_resets_itself = true,
+    .fused_epilogue = true,
+    .configurations = kConfigurations.data(),
+    .configuration_count = lesson16::kConfigurationCount,
+    .chosen_configuration = &lesson16::chosen_configuration,
+    .waits_for_prerequisite = true,
+};
+
+}  // namespace lesson17

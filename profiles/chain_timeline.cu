@@ -1,0 +1,135 @@
+// The timeline of lesson 17's MLP chain: when each kernel of the chain started and ended on the
+// GPU, read from CUPTI's activity records (the start of a kernel is the start of its first block,
+// its end that of its last). In stream order the second GEMM starts after the first has ended; as
+// a dependent launch it starts while the first is still running its last blocks, and waits on the
+// device for it.
+//
+//   chain_timeline [--tokens 128,512] [--runs 3]
+//
+// Prints, for each token count and way of running the chain, each run's kernels with their start
+// and end in microseconds from the run's first start, and the gap between the first GEMM's end and
+// the second's start (negative: they overlap).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <cupti.h>
+
+#include "common/cli.hpp"
+#include "common/runner.hpp"
+#include "lessons/17_dependent_launch/chain.cuh"
+
+namespace {
+
+struct KernelSpan {
+  uint64_t start_ns, end_ns;
+  std::string name;
+};
+std::vector<KernelSpan> g_spans;
+
+void check_cupti(CUptiResult result, const char* call) {
+  if (result == CUPTI_SUCCESS) return;
+  const char* text = nullptr;
+  cuptiGetResultString(result, &text);
+  std::fprintf(stderr, "chain_timeline: error: %s: %s\n", call, text ? text : "?");
+  std::exit(gemm::kExitCudaError);
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = 1 << 20;
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, *size));
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      g_spans.push_back({kernel->start, kernel->end, kernel->name ? kernel->name : "?"});
+    }
+  std::free(buffer);
+}
+
+// The GEMM kernels of the records, in start order (cuBLAS's or the flush's are left out).
+std::vector<KernelSpan> collected_gemms() {
+  check_cupti(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
+  std::vector<KernelSpan> gemms;
+  for (const KernelSpan& span : g_spans)
+    if (span.name.find("gemm_kernel") != std::string::npos) gemms.push_back(span);
+  g_spans.clear();
+  std::sort(gemms.begin(), gemms.end(),
+            [](const KernelSpan& a, const KernelSpan& b) { return a.start_ns < b.start_ns; });
+  return gemms;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> token_counts = {128, 512};
+  int runs = 3;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string flag = argv[i];
+      if (i + 1 >= argc) throw gemm::UsageError(flag + " needs a value");
+      const std::string value = argv[++i];
+      if (flag == "--tokens") token_counts = gemm::parse_integer_list(flag, value, 1, 1 << 20);
+      else if (flag == "--runs") runs = int(gemm::parse_integer_list(flag, value, 1, 100)[0]);
+      else throw gemm::UsageError("unknown option '" + flag + "'");
+    }
+  } catch (const gemm::UsageError& error) {
+    std::fprintf(stderr, "chain_timeline: error: %s\nusage: chain_timeline [--tokens 128,512] "
+                         "[--runs 3]\n", error.what());
+    return gemm::kExitBadUsage;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "chain_timeline: error: no CUDA GPU found\n");
+    return gemm::kExitNoGpu;
+  }
+  try {
+    gemm::LessonRunner runner(0);
+    if (const auto reason = gemm::unsupported_reason(lesson17::kLesson, runner.device())) {
+      std::fprintf(stderr, "chain_timeline: error: %s\n", reason->c_str());
+      return gemm::kExitUnsupportedGpu;
+    }
+    check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
+                "cuptiActivityRegisterCallbacks");
+    for (const int64_t tokens : token_counts) {
+      lesson17::MlpShape shape;
+      shape.tokens = tokens;
+      lesson17::MlpChain chain(shape, /*seed=*/1, runner.stream());
+      for (const lesson17::ChainVariant variant :
+           {lesson17::ChainVariant::stream_order, lesson17::ChainVariant::dependent_launch,
+            lesson17::ChainVariant::graph}) {
+        // Untraced first: one-time set-up, the graph's capture, the clock.
+        for (int i = 0; i < 5; ++i) chain.run(variant, runner.stream());
+        CUDA_CHECK(cudaStreamSynchronize(runner.stream()));
+        check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable");
+        for (int i = 0; i < runs; ++i) {
+          chain.run(variant, runner.stream());
+          CUDA_CHECK(cudaStreamSynchronize(runner.stream()));  // runs apart: one chain at a time
+        }
+        check_cupti(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityDisable");
+        const std::vector<KernelSpan> gemms = collected_gemms();
+        std::printf("%lld tokens, %s:\n", (long long)tokens, lesson17::variant_name(variant));
+        for (size_t i = 0; i + 1 < gemms.size(); i += 2) {
+          const KernelSpan &up = gemms[i], &down = gemms[i + 1];
+          const double origin = double(up.start_ns);
+          std::printf("  run %zu: GEMM 1 %8.1f .. %8.1f us   GEMM 2 %8.1f .. %8.1f us   "
+                      "GEMM 2 starts %+7.1f us after GEMM 1 ends\n",
+                      i / 2 + 1, 0.0, (up.end_ns - origin) / 1e3, (down.start_ns - origin) / 1e3,
+                      (down.end_ns - origin) / 1e3,
+                      (double(down.start_ns) - double(up.end_ns)) / 1e3);
+        }
+      }
+    }
+    return gemm::kExitPass;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "chain_timeline: error: %s\n", error.what());
+    return gemm::kExitCudaError;
+  }
+}

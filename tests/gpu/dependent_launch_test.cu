@@ -1,0 +1,93 @@
+// Lesson 17: programmatic dependent launch.
+//
+// - The lesson's own check (LessonRunner::check) makes a kernel's inputs arrive late, from a
+//   kernel ahead of it that lets it start at once (common/late_inputs.hpp). That check must be
+//   able to fail: lesson 15's kernel, which has no griddepcontrol.wait, launched the same way as a
+//   dependent, reads the inputs before they are there.
+// - The MLP chain (lessons/17_dependent_launch/chain.cuh), four ways, at token counts below, at
+//   and above one tile of rows, ragged included: H and Y checked.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "lessons/17_dependent_launch/chain.cuh"
+#include "lessons/registry.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+
+namespace {
+
+// Lesson 15's kernel (no wait) started as a dependent: what lesson 17 must not be.
+template <class Tile, class Kind>
+struct WithoutWait {
+  static constexpr auto kernel = lesson15::gemm_kernel<Tile, Kind>;
+  static constexpr bool kAfterPrerequisite = true;
+};
+
+void launch_without_wait(const gemm::GemmArgs& args, cudaStream_t stream) {
+  lesson15::launch_tile<lesson15::DefaultTile, 8, true, gemm::kStreamKMinIterations, WithoutWait>(
+      args, stream);
+}
+
+gemm::Lesson lesson_without_wait() {
+  gemm::Lesson lesson = lesson17::kLesson;
+  lesson.launch = &launch_without_wait;
+  lesson.workspace_bytes = &lesson15::workspace_bytes;
+  lesson.configurations = nullptr;
+  lesson.configuration_count = 0;
+  lesson.chosen_configuration = nullptr;
+  return lesson;
+}
+
+bool skip_unless_hopper(const gemm::LessonRunner& runner, std::string* reason) {
+  if (const auto why = gemm::unsupported_reason(lesson17::kLesson, runner.device())) {
+    *reason = *why;
+    return true;
+  }
+  return false;
+}
+
+TEST(DependentLaunch, CheckCatchesAKernelThatDoesNotWait) {
+  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+  std::string reason;
+  if (skip_unless_hopper(runner, &reason)) {
+    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << reason;
+    GTEST_SKIP() << reason;
+  }
+  const gemm::Lesson without_wait = lesson_without_wait();
+  for (const gemm::GemmProblem problem :
+       {gemm::GemmProblem{4096, 4096, 4096}, gemm::GemmProblem{333, 136, 264},
+        gemm::GemmProblem{1, 8, 8}}) {
+    runner.set_problem(problem, /*seed=*/71);
+    const gemm::CheckResult result = runner.check(without_wait);
+    EXPECT_FALSE(result.passed()) << problem.m << " x " << problem.n << " x " << problem.k
+                                  << ": a kernel without griddepcontrol.wait passed the check";
+    EXPECT_TRUE(runner.check(lesson17::kLesson).passed())
+        << problem.m << " x " << problem.n << " x " << problem.k << ": lesson 17";
+  }
+}
+
+TEST(DependentLaunch, MlpChainCorrectFourWays) {
+  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+  std::string reason;
+  if (skip_unless_hopper(runner, &reason)) {
+    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << reason;
+    GTEST_SKIP() << reason;
+  }
+  for (const int64_t tokens : {64, 333, 2048}) {
+    lesson17::MlpShape shape;
+    shape.tokens = tokens;
+    lesson17::MlpChain chain(shape, /*seed=*/tokens, runner.stream());
+    for (const lesson17::ChainVariant variant : lesson17::kChainVariants) {
+      const lesson17::ChainCheck check = chain.check(variant);
+      EXPECT_TRUE(check.hidden.passed())
+          << tokens << " tokens, " << lesson17::variant_name(variant)
+          << ", H: " << check.hidden.summary(shape.d_ff);
+      EXPECT_TRUE(check.output.passed())
+          << tokens << " tokens, " << lesson17::variant_name(variant)
+          << ", Y: " << check.output.summary(shape.d_model);
+    }
+  }
+}
+
+}  // namespace
