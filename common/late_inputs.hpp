@@ -6,9 +6,14 @@
 // ahead of it in the stream has finished, and must execute griddepcontrol.wait before it reads
 // what that kernel writes. Run alone, a kernel that forgets the wait still computes the right
 // result: nothing is writing its inputs. So the check puts a writer ahead of it: the inputs are
-// saved and poisoned, and one kernel lets its dependents start at once, waits a while, then
-// copies the saved inputs back. A kernel that reads before its wait reads poison (NaN), and the
-// check fails.
+// saved and poisoned, and one kernel lets its dependents start at once, then copies the saved
+// inputs back, late. A kernel that reads before its wait reads poison (NaN), and the check fails.
+//
+// "Late" must hold however long the host takes to enqueue the kernel behind: the writer first
+// waits for a gate in host memory that the host opens only once that kernel is enqueued, then
+// spins a fixed count of dependent operations (time in which the kernel behind, had it not waited,
+// reads its first inputs; a count of operations, not of nanoseconds, so that a GPU shared with
+// other processes, which stops the whole context now and then, does not shorten it), then copies.
 
 #include <cstdint>
 
@@ -27,13 +32,27 @@ struct LateCopy {
 
 inline constexpr int kMaxLateCopies = 4;  // A, B, C and the bias
 
-// How long the writer waits before it copies: long enough for every block of the kernel behind
-// it to be running, and to have read its first inputs, had it not waited.
-inline constexpr int64_t kLateInputsDelayNs = 50'000;
+// The writer's spin after the gate opens: about 0.1-0.2 ms on an H100.
+inline constexpr int64_t kLateInputsSpinSteps = 100'000;
 
-// Enqueues the writer: it executes griddepcontrol.launch_dependents first, then waits
-// kLateInputsDelayNs, then copies each `saved` into its `input`. Only a kernel launched as a
-// dependent right after it starts early; anything else waits for it as usual. Needs sm_90a.
-void write_inputs_late(const LateCopy* copies, int count, cudaStream_t stream);
+class LateInputWriter {
+ public:
+  LateInputWriter();   // allocates the gate (mapped host memory)
+  ~LateInputWriter();  // opens the gate if it is still closed, so no writer waits forever
+  LateInputWriter(const LateInputWriter&) = delete;
+  LateInputWriter& operator=(const LateInputWriter&) = delete;
+
+  // Closes the gate and enqueues the writer on `stream`: it executes
+  // griddepcontrol.launch_dependents, waits for the gate, spins, then copies each `saved` into its
+  // `input`. Only a kernel launched as a dependent right after it can start before it ends.
+  // Needs sm_90a.
+  void enqueue(const LateCopy* copies, int count, cudaStream_t stream);
+  // The kernel behind the writer is enqueued: the writer may go on.
+  void open_gate();
+
+ private:
+  volatile int* gate_ = nullptr;  // host view
+  int* device_gate_ = nullptr;     // the same memory, as the GPU sees it
+};
 
 }  // namespace gemm
