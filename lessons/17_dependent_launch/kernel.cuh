@@ -50,6 +50,7 @@ using gemm::taught::stream_k_fixup;          // lesson 14's fixup
 using lesson15::kConsumerRegisters;
 using lesson15::kProducerRegisters;
 using lesson15::kWorkQueueDepth;
+using lesson15::EpilogueParams;
 using lesson15::SharedStorage;
 using lesson15::store_tail;  // lesson 15's epilogue
 using lesson15::store_tile;
@@ -61,20 +62,22 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
                 const __grid_constant__ CUtensorMap b_map,
                 const __grid_constant__ CUtensorMap d_map, int raster_group,
                 const gemm::StreamKPlan plan, gemm::hopper::StreamKWorkspace<Tile> workspace,
-                lesson15::EpilogueParams params) {
+                EpilogueParams params) {
   extern __shared__ unsigned char shared_memory[];
   SharedStorage<Tile>& shared = gemm::aligned_shared_storage<SharedStorage<Tile>>(shared_memory);
   auto& pipeline = shared.pipeline;
   auto& queue = shared.queue;
 
+  // Cluster c of the persistent grid is worker c of the Stream-K plan (lesson 14).
   const uint32_t rank = gemm::ptx::cluster_cta_rank();
   const gemm::hopper::StreamKWorkItems<Tile> schedule{
       plan, gemm::ptx::cluster_id_x(), gemm::ceil_div(m, Tile::kBlockM * Tile::kClusterM),
       gemm::ceil_div(n, Tile::kBlockN), raster_group, rank};
   const int warpgroup = threadIdx.x / 128;
 
-  // The prologue: none of it touches what the kernel ahead writes, so it runs while that kernel
-  // finishes. (The tensor maps are this launch's parameters, not data in global memory.)
+  // Thread 0 sets up the barriers (lessons 09, 12 and 13); the cluster barrier makes them visible
+  // to both blocks. NEW in lesson 17: none of this touches what the kernel ahead writes (the
+  // tensor maps are this launch's parameters), so it runs while that kernel finishes.
   if (threadIdx.x == 0) {
     gemm::ptx::prefetch_tensor_map(&a_map);
     gemm::ptx::prefetch_tensor_map(&b_map);
@@ -85,6 +88,7 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
   gemm::ptx::cluster_sync();
 
   if (warpgroup == 0) {
+    // ---- Producer warpgroup: registers down; one thread posts every work item and loads it. ----
     gemm::ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == 0) {
       // NEW in lesson 17: the prerequisite's writes (A, B, C, the bias: any of them may be what the
@@ -105,17 +109,18 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
       // NEW in lesson 17: every load of this block is issued: the kernel behind may be scheduled
       // (once every block has said so) and run its prologue on the SMs this grid frees.
       gemm::ptx::launch_dependent_grids();
-      queue.post(post_state, gemm::hopper::WorkItem{});
-      producer_tail(pipeline, write_state);
+      queue.post(post_state, gemm::hopper::WorkItem{});  // no slices: the end of the work
+      producer_tail(pipeline, write_state);  // lesson 12: before this block may exit
     }
     return;
   }
 
+  // ---- Consumer warpgroups: registers up; each its rows of every item (lesson 10). ----
   gemm::ptx::setmaxnreg_inc<kConsumerRegisters>();
   const int consumer = warpgroup - 1;
   const int first_row = consumer * Tile::kConsumerRows;
   float accumulator[Tile::kRowBlocks][Tile::kBlockN / 2];
-  int epilogue_buffer = 0;
+  int epilogue_buffer = 0;  // lesson 15: the subtile buffer to fill next
   auto read_state = gemm::PipelineState<Tile::kStages>::consumer_start();
   auto receive_state = gemm::PipelineState<kWorkQueueDepth>::consumer_start();
   while (true) {
@@ -124,14 +129,15 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
     const auto last_stage = mma_k_range<Tile>(pipeline, shared.ring, accumulator, first_row,
                                               item.k_begin, item.k_end, read_state);
     gemm::hopper::mma_drain(pipeline, accumulator, last_stage);
-    if (!stream_k_fixup<Tile>(workspace, item, accumulator)) continue;
+    if (!stream_k_fixup<Tile>(workspace, item, accumulator)) continue;  // lesson 14
+    // Lesson 15: the epilogue through shared memory and TMA stores.
 #pragma unroll
     for (int r = 0; r < Tile::kRowBlocks; ++r)
       store_tile<Tile, Kind>(shared, d_map, accumulator[r], consumer,
                              item.row0 + first_row + r * Tile::kWarpgroupM, item.col0, m, n,
                              params, epilogue_buffer);
   }
-  store_tail();
+  store_tail();  // lesson 15
 }
 
 // NEW in lesson 17: lesson 15's launch (lesson15::launch_kind) starts this kernel, as a dependent.
