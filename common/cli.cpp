@@ -11,9 +11,7 @@
 #include <string_view>
 
 namespace gemm {
-namespace {
 
-// Parses a whole string as a decimal integer in [minimum, maximum], or throws UsageError.
 int64_t parse_integer(const std::string& flag, const std::string& text, int64_t minimum,
                       int64_t maximum) {
   if (text.empty() || text[0] == '-' || text[0] == '+' || text[0] == ' ')
@@ -27,6 +25,8 @@ int64_t parse_integer(const std::string& flag, const std::string& text, int64_t 
                      std::to_string(maximum) + "]");
   return int64_t(value);
 }
+
+namespace {
 
 // Parses a whole string as a finite decimal number, or throws UsageError.
 float parse_float(const std::string& flag, const std::string& text) {

@@ -59,6 +59,10 @@ RunOptions parse_run_options(int argc, const char* const* argv);
 // The --help text.
 std::string usage_text(const std::string& program);
 
+// A whole string as a decimal integer in [minimum, maximum] ("--seed 7"); throws UsageError naming
+// the flag otherwise.
+int64_t parse_integer(const std::string& flag, const std::string& text, int64_t minimum,
+                      int64_t maximum);
 // The items of a comma-separated list ("stages_08,tiles_11"), empty items left out.
 std::vector<std::string> split_list(const std::string& text);
 // A comma-separated list of integers, each in [minimum, maximum] ("--shapes 4096,8192"); throws

@@ -2,7 +2,7 @@
 // The check of a kernel that waits on the device for the kernel ahead of it (lesson 17): its
 // inputs arrive late.
 //
-// A kernel launched as a dependent (gemm::launch_after_prerequisite) may start before the kernel
+// A kernel launched as a dependent (gemm::launch_clusters, after_prerequisite) may start before the kernel
 // ahead of it in the stream has finished, and must execute griddepcontrol.wait before it reads
 // what that kernel writes. Run alone, a kernel that forgets the wait still computes the right
 // result: nothing is writing its inputs. So the check puts a writer ahead of it: the inputs are

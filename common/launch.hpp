@@ -101,8 +101,15 @@ inline bool& cooperative_launches() {
 // cudaLaunchKernelEx (the <<<>>> syntax cannot ask for clusters). `grid` must be a multiple of
 // the cluster size. Throws CudaError if the launch is refused. A grid whose clusters wait for each
 // other (Stream-K, lesson 14) asks for Residency::all_at_once: a cluster spinning on another that
-// is not running yet would otherwise wait for SMs that it and its peers hold. `after_prerequisite`:
-// see launch_after_prerequisite.
+// is not running yet would otherwise wait for SMs that it and its peers hold.
+//
+// `after_prerequisite` (lesson 17): the launch is a dependent of the kernel ahead of it in the
+// stream (programmatic dependent launch, cudaLaunchAttributeProgrammaticStreamSerialization):
+// `kernel` may start once every block of that kernel has executed griddepcontrol.launch_dependents
+// or exited, before it has finished. So the kernel must execute griddepcontrol.wait
+// (common/ptx/grid_dependency.hpp) before it reads anything the kernel ahead wrote, or writes
+// anything that kernel reads. After anything else in the stream (a copy, an event, a kernel that
+// never signals), it starts as in stream order.
 template <class... KernelParameters, class... Arguments>
 void launch_clusters(void (*kernel)(KernelParameters...), unsigned grid, int cluster_size,
                      int threads, int dynamic_shared_bytes, Residency residency,
@@ -138,20 +145,6 @@ void launch_with_clusters(void (*kernel)(KernelParameters...), unsigned grid, in
                           cudaStream_t stream, Arguments&&... arguments) {
   launch_clusters(kernel, grid, cluster_size, threads, dynamic_shared_bytes, residency,
                   /*after_prerequisite=*/false, stream, std::forward<Arguments>(arguments)...);
-}
-
-// Lesson 17: the same launch as a dependent of the kernel ahead of it in the stream (programmatic
-// dependent launch): `kernel` may start once every block of that kernel has executed
-// griddepcontrol.launch_dependents or exited, before it has finished. So the kernel must execute
-// griddepcontrol.wait (common/ptx/grid_dependency.hpp) before it reads anything the kernel ahead
-// wrote, or writes anything that kernel reads. After anything else in the stream (a copy, an
-// event, a kernel that never signals), it starts as in stream order.
-template <class... KernelParameters, class... Arguments>
-void launch_after_prerequisite(void (*kernel)(KernelParameters...), unsigned grid,
-                               int cluster_size, int threads, int dynamic_shared_bytes,
-                               Residency residency, cudaStream_t stream, Arguments&&... arguments) {
-  launch_clusters(kernel, grid, cluster_size, threads, dynamic_shared_bytes, residency,
-                  /*after_prerequisite=*/true, stream, std::forward<Arguments>(arguments)...);
 }
 
 }  // namespace gemm

@@ -219,11 +219,12 @@ double LessonRunner::launch_timeout_seconds() const {
 }
 
 CheckResult LessonRunner::check(const Lesson& lesson) {
-  poison(d_.get(), d_.size(), stream_);
-  if (lesson.waits_for_prerequisite)
-    launch_with_late_inputs(lesson);
-  else
+  if (lesson.waits_for_prerequisite) {
+    launch_with_late_inputs(lesson);  // poisons D itself, after a first launch
+  } else {
+    poison(d_.get(), d_.size(), stream_);
     launch(lesson);
+  }
   synchronize_or_timeout(stream_, launch_timeout_seconds());
   return verify_current_output();
 }

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) throw gemm::UsageError(flag + " needs a value");
       const std::string value = argv[++i];
       if (flag == "--tokens") token_counts = gemm::parse_integer_list(flag, value, 1, 1 << 20);
-      else if (flag == "--runs") runs = int(gemm::parse_integer_list(flag, value, 1, 100)[0]);
+      else if (flag == "--runs") runs = int(gemm::parse_integer(flag, value, 1, 100));
       else throw gemm::UsageError("unknown option '" + flag + "'");
     }
   } catch (const gemm::UsageError& error) {

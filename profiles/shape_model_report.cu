@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
       const std::string value = argv[++i];
       if (flag == "--csv") csv_path = value;
-      else if (flag == "--sms") sms = int(gemm::parse_integer_list(flag, value, 2, 1024).at(0));
+      else if (flag == "--sms") sms = int(gemm::parse_integer(flag, value, 2, 1024));
       else throw std::invalid_argument("unknown option '" + flag + "'");
     }
     if (csv_path.empty()) throw std::invalid_argument("--csv FILE is required");

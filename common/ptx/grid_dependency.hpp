@@ -1,8 +1,8 @@
 #pragma once
 // griddepcontrol: the two device halves of programmatic dependent launch (lesson 17).
 //
-// A kernel launched with cudaLaunchAttributeProgrammaticStreamSerialization (gemm::
-// launch_after_prerequisite) may start before the kernel ahead of it in the stream, its
+// A kernel launched with cudaLaunchAttributeProgrammaticStreamSerialization (gemm::launch_clusters
+// with after_prerequisite) may start before the kernel ahead of it in the stream, its
 // prerequisite, has finished. The two instructions below say when:
 //   - launch_dependents, in the prerequisite: its dependents may be scheduled once every block of
 //     it has executed this (or exited). It is a hint about timing only: nothing the prerequisite

@@ -223,8 +223,14 @@ inline int chosen_configuration(const gemm::GemmProblem& problem) {
   return choose_entry(problem, workers);
 }
 
+// The chosen configuration, with Launch's kernel (lesson 17 passes its own).
+template <template <class, class> class Launch>
+void launch_chosen(const gemm::GemmArgs& args, cudaStream_t stream) {
+  kEntriesOf<Launch>[chosen_configuration(args.problem)].configuration.launch(args, stream);
+}
+
 inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  kEntries[chosen_configuration(args.problem)].configuration.launch(args, stream);
+  launch_chosen<lesson15::StreamOrderLaunch>(args, stream);
 }
 
 inline size_t workspace_bytes(const gemm::GemmProblem& problem) {

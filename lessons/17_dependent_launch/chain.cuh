@@ -141,25 +141,15 @@ class MlpChain {
   }
 
  private:
+  // The first GEMM, with the fused bias and GELU, and the second, the plain product.
   gemm::GemmArgs up_args() {
-    gemm::GemmArgs args;
-    args.problem = shape_.up();
-    args.a = x_.get();
-    args.b = w1_.get();
-    args.d = h_.get();
-    args.workspace = up_workspace_.get();
-    args.epilogue.bias = b1_.get();
-    args.epilogue.activation = gemm::Activation::gelu;
-    return args;
+    gemm::Epilogue bias_gelu;
+    bias_gelu.bias = b1_.get();
+    bias_gelu.activation = gemm::Activation::gelu;
+    return {shape_.up(), x_.get(), w1_.get(), h_.get(), up_workspace_.get(), bias_gelu};
   }
   gemm::GemmArgs down_args() {
-    gemm::GemmArgs args;
-    args.problem = shape_.down();
-    args.a = h_.get();
-    args.b = w2_.get();
-    args.d = y_.get();
-    args.workspace = down_workspace_.get();
-    return args;
+    return {shape_.down(), h_.get(), w2_.get(), y_.get(), down_workspace_.get(), gemm::Epilogue{}};
   }
 
   // The dependent chain, recorded once into a graph: its kernels keep their programmatic
@@ -213,8 +203,8 @@ inline ChainTiming time_chain(MlpChain& chain, gemm::PairedTimer& timer,
   timing.tokens = chain.shape().tokens;
   timing.dependent_vs_stream = timer.time(variant(ChainVariant::dependent_launch),
                                           variant(ChainVariant::stream_order), options, stream);
-  timing.graph_vs_stream =
-      timer.time(variant(ChainVariant::graph), variant(ChainVariant::stream_order), options, stream);
+  timing.graph_vs_stream = timer.time(variant(ChainVariant::graph),
+                                      variant(ChainVariant::stream_order), options, stream);
   timing.dependent_vs_cublaslt = timer.time(variant(ChainVariant::dependent_launch),
                                             variant(ChainVariant::cublaslt), options, stream);
   return timing;
@@ -243,10 +233,10 @@ inline int run_chain_command(int argc, char** argv) {
       if (i + 1 >= argc) throw gemm::UsageError(flag + " needs a value");
       const std::string value = argv[++i];
       if (flag == "--tokens") token_counts = gemm::parse_integer_list(flag, value, 1, 1 << 20);
-      else if (flag == "--d-model") model.d_model = gemm::parse_integer_list(flag, value, 8, 1 << 16)[0];
-      else if (flag == "--d-ff") model.d_ff = gemm::parse_integer_list(flag, value, 8, 1 << 17)[0];
-      else if (flag == "--iters") options.pairs = int(gemm::parse_integer_list(flag, value, 1, 10000)[0]);
-      else if (flag == "--seed") seed = uint64_t(gemm::parse_integer_list(flag, value, 0, INT64_MAX)[0]);
+      else if (flag == "--d-model") model.d_model = gemm::parse_integer(flag, value, 8, 1 << 16);
+      else if (flag == "--d-ff") model.d_ff = gemm::parse_integer(flag, value, 8, 1 << 17);
+      else if (flag == "--iters") options.pairs = int(gemm::parse_integer(flag, value, 1, 10000));
+      else if (flag == "--seed") seed = uint64_t(gemm::parse_integer(flag, value, 0, INT64_MAX));
       else if (flag == "--csv") csv_path = value;
       else if (flag == "--commit") commit = value;
       else throw gemm::UsageError("unknown option '" + flag + "'");

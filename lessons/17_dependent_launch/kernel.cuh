@@ -9,9 +9,9 @@
 // those gaps are a visible part of the chain.
 //
 // Hopper lets the second kernel start early and wait on the device instead:
-//   - the launch carries cudaLaunchAttributeProgrammaticStreamSerialization
-//     (gemm::launch_after_prerequisite): the kernel may be scheduled before the one ahead of it in
-//     the stream (its prerequisite) has finished;
+//   - the launch carries cudaLaunchAttributeProgrammaticStreamSerialization (gemm::launch_clusters
+//     with after_prerequisite): the kernel may be scheduled before the one ahead of it in the
+//     stream (its prerequisite) has finished;
 //   - griddepcontrol.launch_dependents, in the prerequisite, says when: once every block of it has
 //     executed the instruction (or exited). It promises nothing about memory: when the dependent
 //     starts, the prerequisite may still be writing.
@@ -26,7 +26,7 @@
 // kernel as soon as it has issued the loads of its last work item: from then on, nothing this
 // block does stands in the way of the next kernel's prologue.
 //
-// The launch is not cooperative (gemm::launch_after_prerequisite): a cooperative grid starts only
+// The launch is not cooperative (gemm::launch_clusters): a cooperative grid starts only
 // when all of it fits on the GPU, after the kernel ahead has left, and then nothing overlaps. The
 // lesson runs in every configuration of lesson 16 (its cost model picks one per problem), and its
 // executable also runs the MLP chain of two GEMMs four ways (`lesson17 chain`, README).
@@ -147,26 +147,17 @@ struct DependentLaunch {
   static constexpr bool kAfterPrerequisite = true;
 };
 
-// Lesson 16's nine configurations with this kernel, and its cost model's choice among them (the
-// same resources, so the same choice).
-inline constexpr const auto& kEntries = lesson16::kEntriesOf<DependentLaunch>;
+// Lesson 16's nine configurations with this kernel, and its cost model's choice among them: the
+// same resources and the same Stream-K plans, so the same choice and the same workspace.
 inline constexpr const auto& kConfigurations = lesson16::kConfigurationsOf<DependentLaunch>;
-
-inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  kEntries[lesson16::chosen_configuration(args.problem)].configuration.launch(args, stream);
-}
-
-inline size_t workspace_bytes(const gemm::GemmProblem& problem) {
-  return kEntries[lesson16::chosen_configuration(problem)].configuration.workspace_bytes(problem);
-}
 
 inline constexpr gemm::Lesson kLesson{
     .id = 17,
     .parent = 16,
     .slug = "dependent_launch",
     .title = "programmatic dependent launch: the next GEMM starts while the one ahead finishes",
-    .launch = &launch,
-    .workspace_bytes = &workspace_bytes,
+    .launch = &lesson16::launch_chosen<DependentLaunch>,
+    .workspace_bytes = &lesson16::workspace_bytes,
     .min_arch = gemm::MinArch::sm90a,
     .zeroed_workspace = true,
     .workspace_resets_itself = true,

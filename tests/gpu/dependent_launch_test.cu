@@ -39,21 +39,20 @@ gemm::Lesson lesson_without_wait() {
   return lesson;
 }
 
-bool skip_unless_hopper(const gemm::LessonRunner& runner, std::string* reason) {
-  if (const auto why = gemm::unsupported_reason(lesson17::kLesson, runner.device())) {
-    *reason = *why;
-    return true;
+// Every test needs a GPU that runs lesson 17 (sm_90a): skipped without one, failed with
+// REQUIRE_GPU=1.
+class DependentLaunch : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (const auto reason = gemm::unsupported_reason(lesson17::kLesson, runner.device())) {
+      if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
+      GTEST_SKIP() << *reason;
+    }
   }
-  return false;
-}
-
-TEST(DependentLaunch, CheckCatchesAKernelThatDoesNotWait) {
   gemm::LessonRunner& runner = gpu_test_support::shared_runner();
-  std::string reason;
-  if (skip_unless_hopper(runner, &reason)) {
-    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << reason;
-    GTEST_SKIP() << reason;
-  }
+};
+
+TEST_F(DependentLaunch, CheckCatchesAKernelThatDoesNotWait) {
   const gemm::Lesson without_wait = lesson_without_wait();
   for (const gemm::GemmProblem problem :
        {gemm::GemmProblem{4096, 4096, 4096}, gemm::GemmProblem{333, 136, 264},
@@ -67,13 +66,7 @@ TEST(DependentLaunch, CheckCatchesAKernelThatDoesNotWait) {
   }
 }
 
-TEST(DependentLaunch, MlpChainCorrectFourWays) {
-  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
-  std::string reason;
-  if (skip_unless_hopper(runner, &reason)) {
-    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << reason;
-    GTEST_SKIP() << reason;
-  }
+TEST_F(DependentLaunch, MlpChainCorrectFourWays) {
   for (const int64_t tokens : {64, 333, 2048}) {
     lesson17::MlpShape shape;
     shape.tokens = tokens;

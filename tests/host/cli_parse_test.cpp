@@ -146,6 +146,22 @@ TEST(CliParse, ListsSplitOnCommasAndCheckEveryInteger) {
   EXPECT_EQ(error_of_list(","), "--lessons needs a list of integers, got ','");
 }
 
+// One integer of a tool's flag (lesson17 chain --d-model 1024): a list is not one.
+TEST(CliParse, OneIntegerIsOneIntegerInRange) {
+  EXPECT_EQ(gemm::parse_integer("--d-model", "1024", 8, 65536), 1024);
+  const auto error_of = [](const std::string& text) -> std::string {
+    try {
+      gemm::parse_integer("--d-model", text, 8, 65536);
+    } catch (const UsageError& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of("1024,2048"), "--d-model needs an integer, got '1024,2048'");
+  EXPECT_EQ(error_of("4"), "--d-model = 4 is out of range [8, 65536]");
+  EXPECT_EQ(error_of("-8"), "--d-model needs a non-negative integer, got '-8'");
+}
+
 TEST(CliParse, ShapeListsTakeTheCoursesNamedLists) {
   const std::vector<gemm::GemmProblem> shapes =
       gemm::parse_shape_list("--shapes", "standard,64,workloads");
