@@ -20,14 +20,20 @@ RunOptions parse(std::vector<std::string> args) {
   return parse_run_options(int(argv.size()), argv.data());
 }
 
-// The one-line message of the UsageError that parsing throws.
-std::string error_of(std::vector<std::string> args) {
+// The one-line message of the UsageError that `call` throws, or "no error".
+template <class Call>
+std::string usage_error_of(Call call) {
   try {
-    parse(std::move(args));
+    call();
   } catch (const UsageError& error) {
     return error.what();
   }
   return "no error";
+}
+
+// The one-line message of the UsageError that parsing throws.
+std::string error_of(std::vector<std::string> args) {
+  return usage_error_of([&] { parse(std::move(args)); });
 }
 
 }  // namespace
@@ -133,13 +139,8 @@ TEST(CliParse, ListsSplitOnCommasAndCheckEveryInteger) {
   EXPECT_EQ(gemm::split_list("stages_08,,tiles_11"),
             (std::vector<std::string>{"stages_08", "tiles_11"}));
   EXPECT_EQ(gemm::parse_integer_list("--lessons", "9,10", 1, 99), (std::vector<int64_t>{9, 10}));
-  const auto error_of_list = [](const std::string& text) -> std::string {
-    try {
-      gemm::parse_integer_list("--lessons", text, 1, 99);
-    } catch (const UsageError& error) {
-      return error.what();
-    }
-    return "no error";
+  const auto error_of_list = [](const std::string& text) {
+    return usage_error_of([&] { gemm::parse_integer_list("--lessons", text, 1, 99); });
   };
   EXPECT_EQ(error_of_list("9,1o"), "--lessons needs an integer, got '1o'");
   EXPECT_EQ(error_of_list("0"), "--lessons = 0 is out of range [1, 99]");
@@ -149,13 +150,8 @@ TEST(CliParse, ListsSplitOnCommasAndCheckEveryInteger) {
 // One integer of a tool's flag (lesson17 chain --d-model 1024): a list is not one.
 TEST(CliParse, OneIntegerIsOneIntegerInRange) {
   EXPECT_EQ(gemm::parse_integer("--d-model", "1024", 8, 65536), 1024);
-  const auto error_of = [](const std::string& text) -> std::string {
-    try {
-      gemm::parse_integer("--d-model", text, 8, 65536);
-    } catch (const UsageError& error) {
-      return error.what();
-    }
-    return "no error";
+  const auto error_of = [](const std::string& text) {
+    return usage_error_of([&] { gemm::parse_integer("--d-model", text, 8, 65536); });
   };
   EXPECT_EQ(error_of("1024,2048"), "--d-model needs an integer, got '1024,2048'");
   EXPECT_EQ(error_of("4"), "--d-model = 4 is out of range [8, 65536]");
@@ -186,13 +182,8 @@ TEST(CliParse, ShapeListsTakeSquaresAndMxNxK) {
   EXPECT_EQ(shapes[1].m, 8192);
   EXPECT_EQ(shapes[1].n, 8192);
   EXPECT_EQ(shapes[1].k, 1024);
-  const auto error_of_list = [](const std::string& text) -> std::string {
-    try {
-      gemm::parse_shape_list("--shapes", text);
-    } catch (const UsageError& error) {
-      return error.what();
-    }
-    return "no error";
+  const auto error_of_list = [](const std::string& text) {
+    return usage_error_of([&] { gemm::parse_shape_list("--shapes", text); });
   };
   EXPECT_EQ(error_of_list("4096x8"), "--shapes takes shapes S or MxNxK, got '4096x8'");
   EXPECT_EQ(error_of_list("8x8xk"), "--shapes needs an integer, got 'k'");
