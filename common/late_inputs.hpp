@@ -14,6 +14,13 @@
 // spins a fixed count of dependent operations (time in which the kernel behind, had it not waited,
 // reads its first inputs; a count of operations, not of nanoseconds, so that a GPU shared with
 // other processes, which stops the whole context now and then, does not shorten it), then copies.
+//
+// Writing too early is the same mistake the other way round: the kernel ahead may still read what
+// the kernel behind is about to overwrite (its output D, its workspace), as the second GEMM of one
+// MLP still reads the buffer that the first GEMM of the next one writes. So the writer also
+// watches that memory: last of all, after its copies, it compares each watched buffer with a
+// snapshot taken before the kernel behind was enqueued, and counts what changed. Anything the
+// kernel behind wrote before its wait had time to land there by then.
 
 #include <cstdint>
 
@@ -32,27 +39,47 @@ struct LateCopy {
 
 inline constexpr int kMaxLateCopies = 4;  // A, B, C and the bias
 
+// Memory the kernel behind must not write before its wait: `words` 2-byte words at `memory`, and
+// a snapshot of them taken before that kernel was enqueued.
+struct LateWatch {
+  const uint16_t* memory;
+  const uint16_t* snapshot;
+  int64_t words;
+};
+
+inline constexpr int kMaxLateWatches = 2;  // D (with its guard zone) and the workspace
+
 // The writer's spin after the gate opens: about 0.1-0.2 ms on an H100.
 inline constexpr int64_t kLateInputsSpinSteps = 100'000;
 
 class LateInputWriter {
  public:
-  LateInputWriter();   // allocates the gate (mapped host memory)
+  LateInputWriter();   // allocates the gate and the counts of early writes (mapped host memory)
   ~LateInputWriter();  // opens the gate if it is still closed, so no writer waits forever
   LateInputWriter(const LateInputWriter&) = delete;
   LateInputWriter& operator=(const LateInputWriter&) = delete;
 
   // Closes the gate and enqueues the writer on `stream`: it executes
-  // griddepcontrol.launch_dependents, waits for the gate, spins, then copies each `saved` into its
-  // `input`. Only a kernel launched as a dependent right after it can start before it ends.
-  // Needs sm_90a.
-  void enqueue(const LateCopy* copies, int count, cudaStream_t stream);
+  // griddepcontrol.launch_dependents, waits for the gate, spins, copies each `saved` into its
+  // `input`, then counts the words of each watched buffer that differ from their snapshot. Only a
+  // kernel launched as a dependent right after it can start before it ends. Needs sm_90a.
+  void enqueue(const LateCopy* copies, int count, const LateWatch* watches, int watch_count,
+               cudaStream_t stream);
   // The kernel behind the writer is enqueued: the writer may go on.
   void open_gate();
+  // Once the writer has finished (synchronize first): how many words of watched buffer `watch`
+  // had changed when it compared them, that is, were written before the kernel behind waited.
+  int64_t changed_words(int watch) const;
 
  private:
-  volatile int* gate_ = nullptr;  // host view
-  int* device_gate_ = nullptr;     // the same memory, as the GPU sees it
+  // Mapped host memory, seen by the host through these pointers and by the GPU through device_.
+  struct Shared {
+    int gate;         // 0: the writer waits; 1: it may go on
+    int sink;         // where the writer's spin stores nothing, in effect
+    unsigned long long changed[kMaxLateWatches];
+  };
+  volatile Shared* host_ = nullptr;
+  Shared* device_ = nullptr;
 };
 
 }  // namespace gemm

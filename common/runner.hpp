@@ -44,12 +44,43 @@ std::string describe_epilogue(const EpilogueOptions& epilogue);
 // The fp64 CPU reference is also used when M * N * K is at most this (about a tenth of a second).
 inline constexpr double kCpuReferenceMaxMacs = double(1 << 27);
 
+// What a lesson wrote before the kernel ahead of it had finished (the late-input check of a lesson
+// that waits for its prerequisite, lesson 17): elements of D and its guard zone, and 2-byte words
+// of its workspace. The kernel ahead may still read that memory, so any of it is an error.
+struct EarlyWrites {
+  int64_t d_elements = 0;
+  int64_t workspace_words = 0;
+  bool any() const { return d_elements > 0 || workspace_words > 0; }
+};
+
 struct CheckResult {
   VerifyReport against_cublas;                 // cuBLAS / cuBLASLt, fp32 output
   std::optional<VerifyReport> against_cpu;     // fp64 on the CPU, small shapes only
+  EarlyWrites early_writes;                    // late-input check only; none otherwise
   uint64_t output_hash = 0;                    // FNV-1a of D's bytes: reruns must agree
-  bool passed() const { return against_cublas.passed() && (!against_cpu || against_cpu->passed()); }
+  bool passed() const {
+    return against_cublas.passed() && (!against_cpu || against_cpu->passed()) &&
+           !early_writes.any();
+  }
 };
+
+// How check() launches a lesson before it compares D, from what the lesson declares. A check
+// must fail whatever a wrong kernel gets right by chance, and two chances need launches of their
+// own:
+//   - other_inputs_first: one launch on other random inputs, into the same workspace, before the
+//     checked one. A lesson whose workspace resets itself (Stream-K's flags, lesson 14 on) is
+//     zeroed once, when its workspace is allocated: a launch that forgets the reset leaves the
+//     next launch stale flags and partial sums, and on the same inputs those stale sums are right.
+//     A lesson that waits for its prerequisite (lesson 17) needs a first launch anyway, so that its
+//     one-time host work (loading the kernel, occupancy queries) does not delay the checked one.
+//   - late_inputs: the checked launch gets its inputs late, from a kernel ahead of it that also
+//     watches D and the workspace (common/late_inputs.hpp), for a lesson that waits for its
+//     prerequisite on the device.
+struct CheckPlan {
+  bool other_inputs_first = false;
+  bool late_inputs = false;
+};
+CheckPlan check_plan(const Lesson& lesson);
 
 // Everything one run of a lesson executable measured.
 struct RunReport {
@@ -92,8 +123,9 @@ class LessonRunner {
   void launch(const Lesson& lesson);
   // Poisons D and the guard zone after it, launches the lesson once, waits (with a deadlock
   // timeout) and compares D with cuBLAS (cuBLASLt for an epilogue) and, for small shapes, with
-  // fp64 on the CPU. A lesson that waits for its prerequisite on the device (lesson 17) gets its
-  // inputs late, from a kernel ahead of it (common/late_inputs.hpp).
+  // fp64 on the CPU. Before that, the launches of check_plan(lesson): one on other inputs for a
+  // lesson whose workspace resets itself, and late inputs for one that waits for its prerequisite
+  // on the device (lesson 17; common/late_inputs.hpp).
   CheckResult check(const Lesson& lesson);
   // The paired protocol (common/timing.hpp): the lesson against cuBLAS with bf16 output, or
   // against cuBLASLt's fused epilogue (cuBLAS + an elementwise kernel for SiLU).
@@ -134,9 +166,12 @@ class LessonRunner {
     bool zeroed = false;
   };
   GemmArgs args(const Lesson& lesson, Workspace& workspace);
+  // check()'s first launch (CheckPlan::other_inputs_first): the lesson on other random A and B,
+  // into D and the lesson's workspace as they are. Waits for it.
+  void launch_on_other_inputs(const Lesson& lesson);
   // check()'s launch of a lesson that waits for its prerequisite: poisoned inputs, restored late
-  // by the kernel ahead of it. Waits for both.
-  void launch_with_late_inputs(const Lesson& lesson);
+  // by the kernel ahead of it, which also counts what the lesson wrote too early. Waits for both.
+  EarlyWrites launch_with_late_inputs(const Lesson& lesson);
   Epilogue epilogue() const;
   // Before a launch of `lesson` (outside any timed region): zeroes the workspace where the lesson
   // needs zeros and will not find them.

@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_check.hpp"
+#include "common/ptx/grid_dependency.hpp"
+#include "common/reference.hpp"
 #include "lessons/17_dependent_launch/chain.cuh"
 #include "lessons/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
@@ -39,6 +42,49 @@ gemm::Lesson lesson_without_wait() {
   return lesson;
 }
 
+// Stand-ins for a kernel that waits for its prerequisite but writes too early: a small kernel,
+// launched as a dependent, stores into D or into the workspace and only then waits; after it, in
+// stream order, cuBLAS computes D correctly. D ends right, so only the watch of the late-input
+// check can tell (the kernel ahead may still be reading what was overwritten). The same kernel
+// with its store after the wait must pass.
+enum class Store { d_before_wait, workspace_before_wait, d_after_wait };
+
+namespace ptx = gemm::ptx;
+
+template <Store kStore>
+__global__ void store_then_wait(gemm::bf16* d, uint32_t* workspace) {
+  if (kStore == Store::d_before_wait) d[threadIdx.x] = gemm::bf16(1.0f);
+  if (kStore == Store::workspace_before_wait) workspace[threadIdx.x] += 1;  // a change every launch
+  ptx::wait_for_prerequisite_grids();
+  if (kStore == Store::d_after_wait) d[threadIdx.x] = gemm::bf16(1.0f);
+}
+
+template <Store kStore>
+void store_then_cublas(const gemm::GemmArgs& args, cudaStream_t stream) {
+  static gemm::CublasGemm* cublas = new gemm::CublasGemm();
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(8);
+  config.stream = stream;
+  cudaLaunchAttribute dependent[1];
+  dependent[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = dependent;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, store_then_wait<kStore>, args.d,
+                                static_cast<uint32_t*>(args.workspace)));
+  cublas->run_bf16_output(args.problem, args.a, args.b, args.d, stream);
+}
+
+size_t small_workspace(const gemm::GemmProblem&) { return 256; }
+
+template <Store kStore>
+constexpr gemm::Lesson kStoreThenWait{.id = 96, .slug = "store_then_wait", .title = "bug",
+                                      .launch = &store_then_cublas<kStore>,
+                                      .workspace_bytes = &small_workspace,
+                                      .min_arch = gemm::MinArch::sm90a,
+                                      .waits_for_prerequisite = true};
+
 // Every test needs a GPU that runs lesson 17 (sm_90a): skipped without one, failed with
 // REQUIRE_GPU=1.
 class DependentLaunch : public testing::Test {
@@ -64,6 +110,25 @@ TEST_F(DependentLaunch, CheckCatchesAKernelThatDoesNotWait) {
     EXPECT_TRUE(runner.check(lesson17::kLesson).passed())
         << problem.m << " x " << problem.n << " x " << problem.k << ": lesson 17";
   }
+}
+
+TEST_F(DependentLaunch, CheckCatchesAKernelThatWritesBeforeItsWait) {
+  runner.set_problem(gemm::GemmProblem{256, 128, 64}, /*seed=*/72);
+  const gemm::CheckResult d_early = runner.check(kStoreThenWait<Store::d_before_wait>);
+  EXPECT_FALSE(d_early.passed()) << "a store into D before griddepcontrol.wait passed the check";
+  EXPECT_GT(d_early.early_writes.d_elements, 0);
+  EXPECT_EQ(d_early.early_writes.workspace_words, 0);
+  EXPECT_TRUE(d_early.against_cublas.passed()) << "D itself ends right: only the watch can tell";
+
+  const gemm::CheckResult workspace_early =
+      runner.check(kStoreThenWait<Store::workspace_before_wait>);
+  EXPECT_FALSE(workspace_early.passed())
+      << "a store into the workspace before griddepcontrol.wait passed the check";
+  EXPECT_GT(workspace_early.early_writes.workspace_words, 0);
+
+  const gemm::CheckResult after = runner.check(kStoreThenWait<Store::d_after_wait>);
+  EXPECT_TRUE(after.passed()) << "the same store after the wait must pass: "
+                              << after.early_writes.d_elements << " early elements of D";
 }
 
 TEST_F(DependentLaunch, MlpChainCorrectFourWays) {

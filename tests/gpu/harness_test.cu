@@ -36,6 +36,43 @@ constexpr Lesson kSkipLastRowLesson{.id = 98, .slug = "skip_last_row", .title = 
                                     .launch = &skip_last_row_launch, .workspace_bytes = nullptr,
                                     .min_arch = gemm::MinArch::sm80};
 
+// A faulty "lesson" whose result depends on what the launch before it left in the workspace, like
+// a Stream-K fixup that never resets its flags: the first launch into a zeroed workspace computes
+// D with cuBLAS and keeps a copy; every later launch returns that copy. It declares that its
+// workspace resets itself, so the harness zeroes it only once. On the same inputs every launch is
+// right; on new inputs, every launch but the first is wrong.
+// Its workspace: a flag, then the copy of D, 16-byte aligned.
+constexpr size_t kRememberedCopyOffset = 16;
+
+size_t remembering_workspace_bytes(const GemmProblem& problem) {
+  return kRememberedCopyOffset + size_t(problem.m * problem.n) * sizeof(bf16);
+}
+
+__global__ void remember_or_recall(const int* launched, bf16* copy, bf16* d, int64_t count) {
+  const bool recall = *launched != 0;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+    if (recall) d[i] = copy[i];
+    else copy[i] = d[i];
+  }
+}
+
+__global__ void mark_launched(int* launched) { *launched = 1; }
+
+void remembering_launch(const GemmArgs& args, cudaStream_t stream) {
+  cublas_launch(args, stream);
+  auto* workspace = static_cast<unsigned char*>(args.workspace);
+  int* launched = reinterpret_cast<int*>(workspace);
+  bf16* copy = reinterpret_cast<bf16*>(workspace + kRememberedCopyOffset);
+  remember_or_recall<<<64, 256, 0, stream>>>(launched, copy, args.d, args.problem.m * args.problem.n);
+  mark_launched<<<1, 1, 0, stream>>>(launched);
+}
+constexpr Lesson kRememberingLesson{.id = 97, .slug = "remembering", .title = "bug",
+                                    .launch = &remembering_launch,
+                                    .workspace_bytes = &remembering_workspace_bytes,
+                                    .min_arch = gemm::MinArch::sm80, .zeroed_workspace = true,
+                                    .workspace_resets_itself = true};
+
 void set_element(bf16* device_data, int64_t index, uint16_t bits) {
   CUDA_CHECK(cudaMemcpy(device_data + index, &bits, sizeof(bits), cudaMemcpyHostToDevice));
 }
@@ -114,6 +151,21 @@ TEST_F(Harness, CatchesALessonThatSkipsTheLastRow) {
   EXPECT_FALSE(result.passed());
   EXPECT_EQ(result.against_cublas.unwritten, kProblem.n);
   EXPECT_EQ(result.against_cublas.first_mismatch, (kProblem.m - 1) * kProblem.n);
+}
+
+// The grader runs each shape in a process of its own, so the checked launch of a lesson whose
+// workspace resets itself is the first into a freshly zeroed workspace: a kernel that leaves it
+// dirty would pass. The check launches such a lesson on other inputs first.
+TEST_F(Harness, CatchesALessonThatDependsOnThePreviousLaunch) {
+  gemm::LessonRunner& runner = shared_runner();
+  runner.set_problem(kProblem, /*seed=*/11);
+  const gemm::CheckResult result = runner.check(kRememberingLesson);
+  EXPECT_FALSE(result.passed()) << "a launch that returns the previous launch's result passed";
+  EXPECT_GT(result.against_cublas.mismatches, kProblem.m * kProblem.n / 2);
+  // The same kernel with a workspace zeroed before every launch is right every time.
+  Lesson zeroed_every_time = kRememberingLesson;
+  zeroed_every_time.workspace_resets_itself = false;
+  EXPECT_TRUE(runner.check(zeroed_every_time).passed());
 }
 
 TEST_F(Harness, PairedTimingIsPositiveOrderedAndPaired) {

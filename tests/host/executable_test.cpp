@@ -149,3 +149,24 @@ TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
   }
   EXPECT_EQ(gemm::find_lesson(0), nullptr);
 }
+
+// The check launches a lesson on other inputs first wherever a kernel could get the checked
+// launch right by chance: a workspace zeroed once, which a fixup that forgets to reset its flags
+// leaves stale, passes on the same inputs (the stale partial sums are the right ones); and a kernel
+// that waits for its prerequisite gets its inputs late. Stream-K's lessons (14 on) reset their
+// workspace themselves; lesson 17 also waits.
+TEST(CheckPlan, OtherInputsFirstWhereAWorkspaceResetsItselfOrInputsComeLate) {
+  for (const gemm::Lesson& lesson : gemm::all_lessons()) {
+    const gemm::CheckPlan plan = gemm::check_plan(lesson);
+    EXPECT_EQ(plan.other_inputs_first,
+              lesson.workspace_resets_itself || lesson.waits_for_prerequisite)
+        << gemm::lesson_name(lesson);
+    EXPECT_EQ(plan.late_inputs, lesson.waits_for_prerequisite) << gemm::lesson_name(lesson);
+    EXPECT_EQ(lesson.workspace_resets_itself, lesson.id >= 14) << gemm::lesson_name(lesson);
+  }
+  gemm::Lesson plain = gemm::all_lessons().front();
+  EXPECT_FALSE(gemm::check_plan(plain).other_inputs_first);
+  plain.workspace_resets_itself = true;
+  EXPECT_TRUE(gemm::check_plan(plain).other_inputs_first);
+  EXPECT_FALSE(gemm::check_plan(plain).late_inputs);
+}
