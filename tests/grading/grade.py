@@ -436,9 +436,13 @@ class Grader:
             text = f"did not finish within {allowed:.0f} s: killed"
         elif run.exit_code == 0:
             text = output or "passed"
+        elif output:
+            # The first line is what a summary shows: the first failure the check printed.
+            lines = output.split("\n")
+            first = next((line for line in lines if line.startswith("FAIL")), lines[0])
+            text = f"failed ({describe_exit(run.exit_code)}): {first}\n{output}"
         else:
-            text = f"failed ({describe_exit(run.exit_code)})" + (f":\n{output}" if output else
-                                                                  ", without printing why")
+            text = f"failed ({describe_exit(run.exit_code)}), without printing why"
         self.report.add(f"host check {check}", "technique", run.exit_code == 0, text, run.seconds)
 
     # ---- 5: runs ---------------------------------------------------------------------------
@@ -526,6 +530,11 @@ class Grader:
                    f"{check.get('mismatches', '?')} mismatches, {check.get('nan_or_inf', '?')} NaN/Inf, "
                    f"{check.get('unwritten', '?')} unwritten, "
                    f"{check.get('guard_overwritten', '?')} written past the end of D")
+        early = check.get("early_writes") if isinstance(check.get("early_writes"), dict) else {}
+        if early.get("d_elements") or early.get("workspace_words"):
+            details = (f"it wrote {early.get('d_elements')} elements of D and "
+                       f"{early.get('workspace_words')} 2-byte words of its workspace before the "
+                       "kernel ahead of it had finished (which may still read them); " + details)
         if code == 0 and check.get("passed") is True:
             return True, details
         if check.get("passed") is True:

@@ -22,17 +22,19 @@ PART_TITLES = {"public": "public correctness", "hidden": "hidden correctness",
 
 # Performance: full points from this fraction of the course's solution's speed, linear below.
 FULL_POINTS_RATIO = 0.9
-# The physical limit: the H100 SXM's dense bf16 tensor throughput at its highest clock. 132 SMs
-# (the SXM part; the JSON's sm_count when the report has it) x 4096 FLOP per clock per SM
-# (4 tensor cores x 512 bf16 FMA) x 1.98 GHz = 1070 TFLOP/s. A run faster than that did not
-# compute the product.
-H100_SXM_SM_COUNT = 132
+# The physical limit: a Hopper SXM GPU's dense bf16 tensor throughput at its highest clock (the
+# H100 SXM and the H200 SXM alike). 132 SMs (the SXM parts; the JSON's sm_count when the report has
+# it) x 4096 FLOP per clock per SM (4 tensor cores x 512 bf16 FMA) x 1.98 GHz = 1070 TFLOP/s. A
+# run faster than that did not compute the product.
+HOPPER_SXM_SM_COUNT = 132
 DENSE_BF16_FLOP_PER_CLOCK_PER_SM = 4096
 MAX_SM_CLOCK_HZ = 1.98e9
+# The summary shows a failed test's first line and up to this many more.
+SUMMARY_FAILURE_LINES = 6
 
 
 def peak_flops(sm_count=None):
-    return (sm_count or H100_SXM_SM_COUNT) * DENSE_BF16_FLOP_PER_CLOCK_PER_SM * MAX_SM_CLOCK_HZ
+    return (sm_count or HOPPER_SXM_SM_COUNT) * DENSE_BF16_FLOP_PER_CLOCK_PER_SM * MAX_SM_CLOCK_HZ
 
 
 def performance_fraction(ratios):
@@ -166,9 +168,16 @@ class Report:
                          else PART_TITLES[part])
             for test in tests:
                 mark = "PASS" if test.passed else "FAIL"
-                first = test.output.strip().split("\n")[0] if test.output.strip() else ""
+                output = test.output.strip().split("\n") if test.output.strip() else []
                 lines.append(f"  {mark} {test.score:6.2f}/{test.max_score:<6.2f} {test.name}"
-                             + (f": {first}" if first else "") + f"  [{test.seconds:.1f} s]")
+                             + (f": {output[0]}" if output else "") + f"  [{test.seconds:.1f} s]")
+                # A failure says what failed: the next lines of its output, indented under it.
+                if not test.passed:
+                    shown = output[1:1 + SUMMARY_FAILURE_LINES]
+                    lines += [f"        {line}" for line in shown]
+                    if len(output) > 1 + SUMMARY_FAILURE_LINES:
+                        lines.append(f"        [... {len(output) - 1 - SUMMARY_FAILURE_LINES} more "
+                                     "line(s) in results.json]")
         if self.notes:
             lines += [""] + self.notes
         if self.flags:

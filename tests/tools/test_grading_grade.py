@@ -121,6 +121,18 @@ class Messages(unittest.TestCase):
         passed, text = self.grader.judge(self.result(5, report), self.shape)
         self.assertTrue(text.startswith("the check passed, but then the run failed (exit code 5"))
 
+    def test_a_report_that_wrote_before_its_prerequisite_finished(self):
+        report = {"lesson": 1, "m": 1, "n": 8, "k": 8, "seed": 1007,
+                  "check": {"passed": False, "max_normalized_error": 0.2, "mismatches": 0,
+                            "early_writes": {"d_elements": 8, "workspace_words": 0}}}
+        passed, text = self.grader.judge(self.result(1, report), self.shape)
+        self.assertFalse(passed)
+        self.assertIn("it wrote 8 elements of D and 0 2-byte words of its workspace before the "
+                      "kernel ahead of it had finished", text)
+        report["check"]["early_writes"]["d_elements"] = 0
+        passed, text = self.grader.judge(self.result(1, report), self.shape)
+        self.assertNotIn("kernel ahead", text)
+
     def test_a_report_of_another_run(self):
         report = {"lesson": 1, "m": 2, "n": 8, "k": 8, "seed": 1007, "check": {"passed": True}}
         passed, text = self.grader.judge(self.result(0, report), self.shape)
@@ -161,6 +173,24 @@ class Messages(unittest.TestCase):
         test = self.grader.report.tests[-1]
         self.assertFalse(test.passed)
         self.assertEqual(test.output, "failed (exit code 1 (the check failed)), without printing why")
+
+    def test_a_failed_host_check_leads_with_its_first_failure(self):
+        check = self.dir / "check"
+        check.write_text("#!/bin/sh\necho 'checking 12 cases'\n"
+                         "echo 'FAIL iteration_ns: tile 128 x 256, cluster 2: 10 ns, expected 20 ns'\n"
+                         "echo 'FAIL iteration_ns: tile 128 x 64, cluster 1: 3 ns, expected 5 ns'\n"
+                         "exit 1\n")
+        check.chmod(0o755)
+        self.grader.tree = FakeTree()
+        self.grader.tree.executable = lambda target: check
+        self.grader.folder = grade.build.Folder("fake", self.dir, ["lesson"])
+        self.grader.host_check("shape_model")
+        test = self.grader.report.tests[-1]
+        self.assertFalse(test.passed)
+        first, *rest = test.output.split("\n")
+        self.assertEqual(first, "failed (exit code 1 (the check failed)): FAIL iteration_ns: tile "
+                                "128 x 256, cluster 2: 10 ns, expected 20 ns")
+        self.assertIn("FAIL iteration_ns: tile 128 x 64, cluster 1: 3 ns, expected 5 ns", rest)
 
 
 class Usage(unittest.TestCase):

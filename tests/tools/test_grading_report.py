@@ -75,7 +75,7 @@ class Points(unittest.TestCase):
         graded.finalize()
         self.assertAlmostEqual(graded.score, 90)
 
-    def test_the_physical_limit_is_the_h100_peak(self):
+    def test_the_physical_limit_is_a_hopper_sxm_peak(self):
         self.assertAlmostEqual(report.peak_flops() / 1e12, 1070.5, places=0)
         self.assertAlmostEqual(report.peak_flops(114) / 1e12, 924.5, places=0)
 
@@ -118,6 +118,25 @@ class Outputs(unittest.TestCase):
         self.assertNotIn("score", results)
         self.assertEqual([test["name"] for test in results["tests"]], ["grading did not finish"])
         self.assertIn("INFRASTRUCTURE ERROR", results["output"])
+
+    def test_the_summary_says_what_failed(self):
+        graded = full_report()
+        graded.add("host check shape_model", "technique", False,
+                   "failed (exit code 1 (the check failed)): FAIL first\nFAIL first\n"
+                   + "\n".join(f"FAIL line {i}" for i in range(10)))
+        graded.finalize()
+        summary = graded.summary(1.0).split("\n")
+        header = next(index for index, line in enumerate(summary) if "host check shape_model" in line)
+        self.assertIn("FAIL", summary[header])
+        self.assertTrue(summary[header].endswith("host check shape_model: failed (exit code 1 (the "
+                                                 "check failed)): FAIL first  [0.0 s]"))
+        self.assertEqual(summary[header + 1].strip(), "FAIL first")
+        self.assertEqual(summary[header + 2].strip(), "FAIL line 0")
+        self.assertEqual(summary[header + 1 + report.SUMMARY_FAILURE_LINES].strip(),
+                         "[... 5 more line(s) in results.json]")
+        # A passing test keeps to one line.
+        passing = next(index for index, line in enumerate(summary) if "public 0" in line)
+        self.assertTrue(summary[passing + 1].startswith("  PASS"))
 
     def test_both_files_are_written(self):
         import tempfile

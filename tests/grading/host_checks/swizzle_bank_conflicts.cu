@@ -54,13 +54,13 @@ int run() {
       std::vector<int> phase;  // one ldmatrix phase: the same chunk of 8 consecutive rows
       for (int row = row0; row < row0 + 8; ++row) phase.push_back(graded::tile_offset(row, chunk * kChunk));
       const int needed = passes(phase);
-      if (needed != 1) fail("bank conflict in an ldmatrix phase: passes", row0, chunk * kChunk, needed);
+      if (needed != 1) fail("bank conflict in an ldmatrix phase (expected 1 pass), passes it takes", row0, chunk * kChunk, needed);
     }
   for (int row = 0; row < kRows; ++row) {
     std::vector<int> stores;  // a quarter-warp of the loader: the 8 chunks of one row
     for (int chunk = 0; chunk < kColumns / kChunk; ++chunk) stores.push_back(graded::tile_offset(row, chunk * kChunk));
     const int needed = passes(stores);
-    if (needed != 1) fail("bank conflict in the loader's row stores: passes", row, 0, needed);
+    if (needed != 1) fail("bank conflict in the loader's row stores (expected 1 pass), passes they take", row, 0, needed);
   }
   return failures;
 }
