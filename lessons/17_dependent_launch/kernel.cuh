@@ -94,18 +94,20 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
       // NEW in lesson 17: the prerequisite's writes (A, B, C, the bias: any of them may be what the
       // kernel ahead produced) must be complete and visible before the first load of this block,
       // and that kernel may still read what this one is about to overwrite (D, the workspace).
-      // BEGIN EXERCISE(wait_for_prerequisite): before this block's first load, wait until the
-      //   kernel ahead in the stream has completed and its writes are visible
-      gemm::ptx::wait_for_prerequisite_grids();
-      // END EXERCISE
+      // BEGIN EXERCISE(wait_for_prerequisite, places=wait_for_prerequisite_grids): the producer's
+      //   work of lesson 15 is given; place the wait for the kernel ahead in the stream where
+      //   every load of this block (and so every later access of the block to global memory) comes
+      //   after it, and as late as that allows
       auto write_state = gemm::PipelineState<Tile::kStages>::producer_start();
       auto post_state = gemm::PipelineState<kWorkQueueDepth>::producer_start();
+      gemm::ptx::wait_for_prerequisite_grids();
       for (int64_t i = 0; i < schedule.count(); ++i) {
         const gemm::hopper::WorkItem item = schedule.item(i);
         queue.post(post_state, item);
         load_k_range_multicast<Tile>(pipeline, shared.ring, a_map, b_map, item.row0, item.col0,
                                      rank, item.k_begin, item.k_end, write_state);
       }
+      // END EXERCISE
       // NEW in lesson 17: every load of this block is issued: the kernel behind may be scheduled
       // (once every block has said so) and run its prologue on the SMs this grid frees.
       gemm::ptx::launch_dependent_grids();
