@@ -3,7 +3,8 @@
 #   make lesson08          build lesson 08 and leave ./lesson08 here
 #   make                   build everything
 #   make test              configure, build, run every test (GPU tests skip without a GPU)
-#   make bench             every lesson over the standard sweep -> docs/results.csv and .md
+#   make bench             every lesson over the standard sweep -> docs/results/<model>.csv and
+#                          .md, <model> the GPU's (h100, h200, ...)
 #   make sweep             the READMEs' configuration tables -> profiles/sweeps/<group>.csv
 #   make diff L=08         what lesson 08 adds: its kernel.cuh against its parent's (the
 #                          .parent of its kLesson, usually lesson 07)
@@ -13,6 +14,7 @@
 #   make sanitize          compute-sanitizer (memcheck, racecheck, synccheck) on every lesson
 #   make profile L=08      Nsight Compute report of lesson 08      (profiles/README.md)
 #   make compare A=07 B=08 two lessons' profiles side by side      (profiles/README.md)
+#   make timeline          lesson 17's MLP chain on a CUPTI timeline (profiles/README.md)
 
 BUILD ?= build
 JOBS ?= $(shell nproc)
@@ -41,10 +43,11 @@ test: configure
 	cd $(BUILD) && ctest --output-on-failure
 
 COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
+# The CSV names the GPU: results_table.py --store files it and its page under that GPU's model.
 bench: configure
 	cmake --build $(BUILD) -j $(JOBS) --target gemm_bench
-	$(BUILD)/lessons/gemm_bench --csv docs/results.csv --commit $(COMMIT)
-	$(PYTHON) profiles/results_table.py docs/results.csv > docs/results.md
+	$(BUILD)/lessons/gemm_bench --csv $(BUILD)/bench_results.csv --commit $(COMMIT)
+	$(PYTHON) profiles/results_table.py $(BUILD)/bench_results.csv --store docs/results
 
 # The configuration tables of the READMEs (tile shapes, stage counts): profiles/sweeps/<group>.csv.
 # GROUPS=stages_08,tiles_11 runs only those; SHAPES=4096,8192x8192x1024 other shapes (S: S^3).
@@ -81,17 +84,35 @@ sanitize: all
 	 done; done
 
 # Nsight Compute (profiles/README.md). profile: the report and raw CSV of one lesson kernel, at
-# 4096^3 unless M=, N=, K= say otherwise. compare: two or three lessons side by side, from the
-# local profiles or the committed H100 references.
+# 4096^3 unless M=, N=, K= say otherwise; CURATED=1 collects only the curated metrics, enough for a
+# reference (profiles/make_reference.py) in fewer replay passes. compare: two or three
+# lessons side by side, from the local profiles or the committed references of one GPU model
+# (GPU=h100 picks it; else the GPU here, or without one the newest folder that has them all).
 profile:
-	@test -n "$(L)" || { echo "usage: make profile L=NN [M=4096] [N=4096] [K=4096]"; exit 2; }
+	@test -n "$(L)" || { echo "usage: make profile L=NN [M=4096] [N=4096] [K=4096] [CURATED=1]"; exit 2; }
 	@ls -d lessons/$(L)_* > /dev/null 2>&1 || { echo "make profile: no lesson $(L) under lessons/"; exit 2; }
 	$(MAKE) lesson$(L)
-	$(PYTHON) profiles/profile.py $(L) --build $(BUILD) $(if $(M),--m $(M)) $(if $(N),--n $(N)) $(if $(K),--k $(K))
+	$(PYTHON) profiles/profile.py $(L) --build $(BUILD) $(if $(M),--m $(M)) $(if $(N),--n $(N)) $(if $(K),--k $(K)) $(if $(filter-out 0,$(CURATED)),--curated-only)
 
 compare:
-	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=NN B=MM [C=KK]"; exit 2; }
-	@$(PYTHON) profiles/compare.py $(A) $(B) $(C)
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=NN B=MM [C=KK] [GPU=h100]"; exit 2; }
+	@$(PYTHON) profiles/compare.py $(A) $(B) $(C) $(if $(GPU),--gpu $(GPU))
+
+# Lesson 17's MLP chain on a timeline (profiles/chain_timeline.cu, CUPTI): each kernel's start and
+# end, into profiles/sweeps/timeline_17_<model>.txt. The tool does not print the GPU's name, so the
+# model comes from nvidia-smi's GPU 0 (the tool runs on CUDA's device 0: the same GPU where the
+# machine has one GPU, or GPUs of one model), and the first line of the file names the GPU, the
+# date and the commit. TOKENS=128,512 (the default) picks the token counts.
+.PHONY: timeline
+timeline: configure
+	cmake --build $(BUILD) -j $(JOBS) --target chain_timeline
+	@gpu="$$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2> /dev/null)"; \
+	 test -n "$$gpu" || { echo "make timeline: nvidia-smi names no GPU" >&2; exit 1; }; \
+	 model="$$($(PYTHON) profiles/compare.py --model-of "$$gpu")" || exit 1; \
+	 out=profiles/sweeps/timeline_17_$$model.txt; \
+	 { echo "# lesson 17's MLP chain: chain_timeline$(if $(TOKENS), --tokens $(TOKENS)) on $$gpu, $$(date -u +%F), commit $(COMMIT)"; \
+	   $(BUILD)/profiles/chain_timeline $(if $(TOKENS),--tokens $(TOKENS)); } > $$out.part \
+	   && mv $$out.part $$out && echo "wrote $$out" || { rm -f $$out.part; exit 1; }
 
 clean:
 	rm -rf $(BUILD) $(LESSON_TARGETS)
@@ -115,3 +136,15 @@ homework:
 grade:
 	@test -n "$(L)" -a -n "$(SUBMISSION)" || { echo "usage: make grade L=NN SUBMISSION=path/to/kernel.cuh [QUICK=1] [GRADE_JOBS=N]" >&2; exit 2; }
 	@$(PYTHON) tests/grading/grade.py $(L) "$(SUBMISSION)" $(if $(filter-out 0,$(QUICK)),--quick) $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS))
+
+# make device: what the GPU reports about itself (SMs, L2, memory bus and clocks), its measured
+# copy and read bandwidth, and the peak and ridge point they give, as a Markdown table
+# (profiles/device_report.cu; $(BUILD)/profiles/device_report --json for scripts). Then nvidia-smi's
+# driver version, power limit and clocks, which the CUDA runtime does not report.
+.PHONY: device
+device: configure
+	cmake --build $(BUILD) -j $(JOBS) --target device_report
+	$(BUILD)/profiles/device_report --commit $(COMMIT)
+	@if command -v nvidia-smi > /dev/null; then \
+	   nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,clocks.max.memory --format=csv; \
+	 else echo "nvidia-smi not found: no driver version or power limit"; fi

@@ -1,13 +1,26 @@
 #!/usr/bin/env python3
 """Two or more lessons' Nsight Compute metrics side by side, with the change against the first.
 
-Usage: compare.py A B [C ...] [--metric NAME ...] [--names]
-       make compare A=07 B=08 [C=09]
+Usage: compare.py A B [C ...] [--metric NAME ...] [--names] [--gpu MODEL]
+       make compare A=07 B=08 [C=09] [GPU=h100]
+       compare.py --model-of "NVIDIA H200"      prints h200: the folder name of a GPU's name
 
 For each lesson the tool reads the local export profiles/reports/lessonNN.csv (written by
 `make profile L=NN`) when there is one, else the committed reference
-profiles/reference/h100/lessonNN.csv (measured on our H100), and says which one it used. So a
-student without a GPU or a profiler can still compare lessons.
+profiles/reference/<model>/lessonNN.csv, and says which one it used. So a student without a GPU or
+a profiler can still compare lessons. The references are kept per GPU model (h100, h200, ...:
+gpu_model() names the folders), and the folder is the first of:
+
+  1. --gpu MODEL (make compare ... GPU=MODEL);
+  2. the model of the GPU here, as `nvidia-smi --query-gpu=name -i 0` names it;
+  3. without a GPU here (or with one that is not a Hopper GPU): the folder that holds every lesson
+     asked for, and of several such the one with the newest `# date:`; a line above the table
+     says which it took and how to take another.
+
+--reference-dir FOLDER reads the references from FOLDER instead, whatever the GPU.
+
+A lesson's kernel is found in an export by its namespace: kernel_namespace() reads it from the
+lesson's sources (lesson 16 runs lesson 15's kernel, so its kernel is lesson15::gemm_kernel<...>).
 
 The table lists the metrics of profiles/metrics.csv: first the ones the LAST lesson named is meant
 to move (profiles/focus.csv, marked *), then the rest. Each later lesson gets a column with the
@@ -29,22 +42,29 @@ the finest of their units when it knows the units: the byte, second and hertz fa
 ncu's decimal prefixes (Kbyte = 1000 bytes), also inside rates such as Gbyte/s or sector/ns; a
 note under the table says so. Units it does not know are an error, never a silent mix.
 
-This file also holds the readers that make_reference.py, check_metrics.py and profile.py share:
-the curated list, the focus list, and the two profile formats (ncu's raw CSV export and our
-reference CSV).
+Lessons profiled on different GPUs or at different shapes are compared all the same, with a
+warning under the table that names them.
+
+This file also holds what make_reference.py, check_metrics.py, profile.py, results_table.py and
+plot_ladder.py share: the readers of the curated list, the focus list and the two profile formats
+(ncu's raw CSV export and our reference CSV), the folder name of a GPU model (gpu_model) and the
+namespace of a lesson's kernel (kernel_namespace).
 """
 import argparse
 import csv
 import decimal
 import json
 import re
+import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 PROFILES_DIR = Path(__file__).resolve().parent
 DEFAULT_REPORTS_DIR = PROFILES_DIR / "reports"
-DEFAULT_REFERENCE_DIR = PROFILES_DIR / "reference" / "h100"
+DEFAULT_REFERENCES_ROOT = PROFILES_DIR / "reference"  # one folder per GPU model: h100/, h200/
+DEFAULT_LESSONS_DIR = PROFILES_DIR.parent / "lessons"
 DEFAULT_METRICS_CSV = PROFILES_DIR / "metrics.csv"
 DEFAULT_FOCUS_CSV = PROFILES_DIR / "focus.csv"
 
@@ -78,6 +98,23 @@ SCALED_UNITS = {
     "second": ("second", 0), "s": ("second", 0),
     "hz": ("hz", 0), "Khz": ("hz", 3), "Mhz": ("hz", 6), "Ghz": ("hz", 9), "Thz": ("hz", 12),
 }
+
+# GPU names as CUDA, nvidia-smi and ncu print them ("NVIDIA H100 80GB HBM3"): after "NVIDIA", the
+# model word of a Hopper GPU (H100, H200, H800, H20, GH200), then words that tell a variant apart or
+# say nothing the model word does not. A PCIe or NVL card differs from the SXM module of its model
+# (SMs, clocks, power limit), so its measurements get folders of their own; the memory's size and
+# type ("80GB", "HBM3e") and the SXM form factor are left out.
+HOPPER_MODEL = re.compile(r"g?h\d+")
+VARIANT_WORDS = ("pcie", "nvl")
+IGNORED_WORDS = re.compile(r"\d+gb?|hbm\d+e?|sxm\d*")
+MODEL_FOLDER = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+# A lesson's kernel: a __global__ function of its kernel.cuh, or else the kernel of a lesson whose
+# kernel.cuh it includes (lesson 16 launches instantiations of lesson 15's kernel).
+GLOBAL_FUNCTION = re.compile(r"\b__global__\b")
+LESSON_KERNEL_INCLUDE = re.compile(
+    r'^[ \t]*#[ \t]*include[ \t]+"lessons/(\d\d)_[^/"]+/kernel\.cuh"', re.MULTILINE)
+CPP_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 class ProfileError(Exception):
@@ -122,14 +159,81 @@ def lesson_id(text):
     return f"{int(match.group(1)):02d}"
 
 
-def kernel_name_regex(lesson):
-    """The regular expression that picks lesson NN's kernel out of the profiled launches.
+def gpu_model(name):
+    """A GPU's name as CUDA, nvidia-smi and ncu print it -> the folder of its measurements.
 
-    Every lesson kernel lives in namespace lessonNN. ncu's demangled names start with the
-    return type for function templates ("void lesson07::gemm_kernel<...>(...)"), and with the
-    namespace for plain functions ("lesson02::gemm_kernel(...)"), so both are accepted.
+    'NVIDIA H100 80GB HBM3' -> 'h100', 'NVIDIA H200' -> 'h200', 'NVIDIA H100 PCIe' -> 'h100-pcie',
+    'NVIDIA H100 NVL' -> 'h100-nvl', 'NVIDIA GH200 480GB' -> 'gh200'. An empty name, or one that
+    is not a Hopper GPU's, is an error.
     """
-    return rf"^(void )?lesson{lesson}::"
+    words = name.split()
+    if words[:1] and words[0].lower() == "nvidia":
+        words = words[1:]
+    if not words:
+        raise ProfileError(f"'{name}' is not a GPU name: expected one such as "
+                           "'NVIDIA H100 80GB HBM3' or 'NVIDIA H200'")
+    if not HOPPER_MODEL.fullmatch(words[0].lower()):
+        raise ProfileError(f"'{name}' is not the name of a Hopper GPU (H100, H200, H800, H20, "
+                           "GH200, ...), the GPUs this course measures")
+    parts = [words[0].lower()]
+    for word in words[1:]:
+        if word.lower() in VARIANT_WORDS:
+            parts.append(word.lower())
+        elif not IGNORED_WORDS.fullmatch(word.lower()):
+            raise ProfileError(f"GPU name '{name}': unknown word '{word}' (after the model, only a "
+                               "memory size or type, SXM, PCIe or NVL are known)")
+    return "-".join(dict.fromkeys(parts))
+
+
+def lesson_kernel_source(lesson, lessons_dir=DEFAULT_LESSONS_DIR):
+    """lessons/NN_<slug>/kernel.cuh of lesson NN."""
+    found = sorted(Path(lessons_dir).glob(f"{lesson}_*/kernel.cuh"))
+    if len(found) != 1:
+        raise ProfileError(f"lesson {lesson}: expected one {Path(lessons_dir) / (lesson + '_*')}"
+                           f"/kernel.cuh, found {len(found)}")
+    return found[0]
+
+
+def kernel_namespace(lesson, lessons_dir=DEFAULT_LESSONS_DIR):
+    """The namespace of the kernel that lesson NN runs, read from the lessons' sources.
+
+    'lessonNN' when its kernel.cuh defines a __global__ function (comments aside). Otherwise the
+    lesson runs the kernel of a lesson it includes: its #include "lessons/MM_<slug>/kernel.cuh"
+    lines are followed in order, depth first, to the first lesson that defines one. Lesson 16 ->
+    'lesson15'; lesson 17, which includes lessons 15 and 16 but defines its own -> 'lesson17'.
+    """
+    visited = set()
+
+    def search(current):
+        if current in visited:
+            return None
+        visited.add(current)
+        code = CPP_COMMENT.sub("", "\n".join(read_text_lines(
+            lesson_kernel_source(current, lessons_dir))))
+        if GLOBAL_FUNCTION.search(code):
+            return f"lesson{current}"
+        for included in LESSON_KERNEL_INCLUDE.findall(code):
+            found = search(included)
+            if found:
+                return found
+        return None
+
+    namespace = search(lesson)
+    if namespace is None:
+        raise ProfileError(f"lesson {lesson}: {lesson_kernel_source(lesson, lessons_dir)} defines "
+                           "no __global__ kernel, and no lesson it includes does")
+    return namespace
+
+
+def kernel_name_regex(namespace):
+    """The regular expression that picks the kernels of `namespace` (kernel_namespace()'s answer,
+    'lesson07') out of the profiled launches.
+
+    ncu's demangled names start with the return type for function templates
+    ("void lesson07::gemm_kernel<...>(...)"), and with the namespace for plain functions
+    ("lesson02::gemm_kernel(...)"), so both are accepted.
+    """
+    return rf"^(void )?{namespace}::"
 
 
 def parse_decimal(text):
@@ -240,14 +344,15 @@ def load_focus(path=DEFAULT_FOCUS_CSV, curated=None):
     return focus
 
 
-def read_ncu_raw(path, lesson):
+def read_ncu_raw(path, lesson, lessons_dir=DEFAULT_LESSONS_DIR):
     """Lesson NN's kernel from an `ncu --import ... --csv --page raw` export.
 
     Layout: row 1 the column names (ID, Process ID, ..., Kernel Name, ..., Device, CC, then one
     column per metric), row 2 the units, then one row per profiled kernel. Lines that ncu itself
     prints before the table (starting with "==") are skipped. Metric columns are those whose name
     contains "__" (every ncu metric does; the launch columns before them do not). With more than
-    one kernel row, the row whose Kernel Name matches kernel_name_regex(lesson) is used.
+    one kernel row, the row of the lesson's kernel is used: the one in the namespace that
+    kernel_namespace() reads from the lesson's sources in `lessons_dir`.
 
     The GPU's name is the metric device__attribute_display_name ("NVIDIA H100 80GB HBM3"): the
     Device column holds only the device's number ("0") in ncu's export. An export without that
@@ -270,11 +375,12 @@ def read_ncu_raw(path, lesson):
     if len(kernels) == 1:
         row = kernels[0]
     else:
-        pattern = re.compile(kernel_name_regex(lesson))
+        namespace = kernel_namespace(lesson, lessons_dir)
+        pattern = re.compile(kernel_name_regex(namespace))
         matching = [row for row in kernels if pattern.match(row[name_column])]
         if len(matching) != 1:
             raise ProfileError(f"{path}: {len(kernels)} kernels, {len(matching)} of them named "
-                               f"lesson{lesson}::...; expected exactly one")
+                               f"{namespace}::... (lesson {lesson}'s kernel); expected exactly one")
         row = matching[0]
     profile = Profile(lesson, Path(path), "local export")
     profile.info["kernel"] = row[name_column]
@@ -319,14 +425,14 @@ def read_reference(path, lesson):
     return profile
 
 
-def read_profile(path, lesson):
+def read_profile(path, lesson, lessons_dir=DEFAULT_LESSONS_DIR):
     """Either format, told apart by the first line: '#' or 'metric,' for ours, else ncu's."""
     first = next((line for line in read_text_lines(path) if line.strip()), None)
     if first is None:
         raise ProfileError(f"{path}: the file is empty")
     if first.startswith("#") or first.startswith("metric,"):
         return read_reference(path, lesson)
-    return read_ncu_raw(path, lesson)
+    return read_ncu_raw(path, lesson, lessons_dir)
 
 
 def shape_of_export(csv_path):
@@ -347,18 +453,113 @@ def relative_to_here(path):
         return Path(path)
 
 
-def find_profile(lesson, reports_dir, reference_dir):
-    """Lesson NN's local export if there is one, else its reference; an error if neither."""
+def gpu_here(nvidia_smi="nvidia-smi"):
+    """The name of GPU 0 as nvidia-smi prints it; None without nvidia-smi, or when it does not
+    answer (no GPU, no driver)."""
+    executable = shutil.which(nvidia_smi)
+    if executable is None:
+        return None
+    try:
+        result = subprocess.run([executable, "--query-gpu=name", "--format=csv,noheader",
+                                 "-i", "0"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
+    return lines[0] if result.returncode == 0 and lines else None
+
+
+def reference_models(references_root):
+    """The GPU models that have a reference folder under `references_root`, sorted."""
+    root = Path(references_root)
+    return sorted(path.name for path in root.iterdir() if path.is_dir()) if root.is_dir() else []
+
+
+def models_with_reference(lesson, references_root):
+    """The GPU models whose reference folder holds lesson NN."""
+    return [model for model in reference_models(references_root)
+            if (Path(references_root) / model / f"lesson{lesson}.csv").exists()]
+
+
+def newest_reference_date(folder, lessons):
+    """The latest `# date:` of the lessons' references in `folder` (YYYY-MM-DD sorts as text)."""
+    return max(read_reference(Path(folder) / f"lesson{lesson}.csv", lesson).info.get("date", "")
+               for lesson in lessons)
+
+
+def lesson_list(lessons):
+    """['05'] -> 'lesson 05'; ['05', '06'] -> 'lessons 05, 06'."""
+    return f"lesson {lessons[0]}" if len(lessons) == 1 else f"lessons {', '.join(lessons)}"
+
+
+def choose_reference_folder(lessons, references_root, gpu=None, nvidia_smi="nvidia-smi"):
+    """(folder, note): the reference folder for `lessons` (those without a local export), and one
+    line that says why that one and how to pick another.
+
+    The model is --gpu's, else that of the GPU here (nvidia-smi), else (no GPU, or not a Hopper
+    one) that of the folder that holds every lesson asked for: of several, the newest by date.
+    """
+    root = relative_to_here(references_root)
+    models = reference_models(root)
+    if gpu is not None:
+        if not MODEL_FOLDER.fullmatch(gpu):
+            raise ProfileError(f"GPU={gpu}: not a GPU model; name a folder of {root}/ "
+                               f"({', '.join(models) or 'there is none yet'})")
+        return root / gpu, f"references: {root / gpu}/ (GPU={gpu})"
+    name = gpu_here(nvidia_smi)
+    if name is not None:
+        try:
+            model = gpu_model(name)
+        except ProfileError:
+            model = None
+        if model is not None:
+            others = [other for other in models if other != model]
+            pick = f"; GPU={others[0]} picks another ({', '.join(others)})" if others else ""
+            return root / model, f"references: {root / model}/ (the GPU here is {name}{pick})"
+        why = f"the GPU here, {name}, is not a Hopper GPU"
+    else:
+        why = "no GPU here"
+    holding = [model for model in models
+               if all((root / model / f"lesson{lesson}.csv").exists() for lesson in lessons)]
+    if not holding:
+        having = {lesson: models_with_reference(lesson, root) for lesson in lessons}
+        found = "; ".join(f"lesson {lesson}: {', '.join(where) or 'none'}"
+                          for lesson, where in having.items())
+        unmeasured = [lesson for lesson, where in having.items() if not where] or lessons
+        raise ProfileError(f"{why}, and no folder of {root}/ holds references of "
+                           f"{lesson_list(lessons)} ({found}); profile {lesson_list(unmeasured)} "
+                           f"on a Hopper GPU: make profile L={unmeasured[0]}")
+    if len(holding) == 1:
+        return root / holding[0], (f"references: {root / holding[0]}/ ({why}; the only folder "
+                                   f"with {lesson_list(lessons)})")
+    dates = {model: newest_reference_date(root / model, lessons) for model in holding}
+    chosen = max(holding, key=lambda model: (dates[model], model))
+    other = next(model for model in holding if model != chosen)
+    return root / chosen, (f"references: {root / chosen}/ ({why}; of {', '.join(holding)}, which "
+                           f"all have {lesson_list(lessons)}, the newest, {dates[chosen]}; "
+                           f"GPU={other} picks another)")
+
+
+def find_profile(lesson, reports_dir, reference_dir, references_root=None,
+                 lessons_dir=DEFAULT_LESSONS_DIR):
+    """Lesson NN's local export if there is one, else its reference; an error if neither.
+
+    `reference_dir` is None when every lesson has a local export. With `references_root`, the
+    error names the other GPU models that have a reference of the lesson.
+    """
     local = relative_to_here(Path(reports_dir) / f"lesson{lesson}.csv")
-    reference = relative_to_here(Path(reference_dir) / f"lesson{lesson}.csv")
     if local.exists():
-        profile = read_profile(local, lesson)
+        profile = read_profile(local, lesson, lessons_dir)
         profile.info.setdefault("shape", shape_of_export(local))
         return profile
+    reference = relative_to_here(Path(reference_dir) / f"lesson{lesson}.csv")
     if reference.exists():
-        return read_profile(reference, lesson)
-    raise ProfileError(f"lesson {lesson}: no profile: neither {local} (make profile L={lesson}) "
-                       f"nor {reference}")
+        return read_profile(reference, lesson, lessons_dir)
+    others = models_with_reference(lesson, references_root) if references_root else []
+    elsewhere = (f"; references of lesson {lesson} exist for {', '.join(others)}: "
+                 f"GPU={others[0]} uses them" if others else "")
+    raise ProfileError(f"lesson {lesson}: no profile: neither {local} (make profile L={lesson} "
+                       f"writes it, on a Hopper GPU with Nsight Compute) nor "
+                       f"{reference}{elsewhere}")
 
 
 def describe_source(profile):
@@ -472,13 +673,30 @@ def render_table(rows, right_aligned):
     return lines
 
 
-def render_comparison(profiles, curated, focus, requested=(), show_names=False):
-    """The whole report as text: sources, the table, the legend and any notes."""
+def differing(profiles, key):
+    """'NVIDIA H100 80GB HBM3: lesson 15; NVIDIA H200: lesson 16' when the profiles disagree on
+    info[key] (gpu, shape), else None."""
+    groups = {}
+    for profile in profiles:
+        groups.setdefault(profile.info.get(key) or "unknown", []).append(profile.lesson)
+    if len(groups) < 2:
+        return None
+    return "; ".join(f"{value}: {lesson_list(lessons)}" for value, lessons in groups.items())
+
+
+def render_comparison(profiles, curated, focus, requested=(), show_names=False,
+                      reference_note=None):
+    """The whole report as text: sources, the table, the legend and any notes.
+
+    `reference_note` is the line that says which reference folder was chosen, and why.
+    """
     last = profiles[-1].lesson
     focus_names = focus.get(last, [])
     first = profiles[0]
     out = [f"Nsight Compute metrics of lessons {', '.join(p.lesson for p in profiles)}; "
            f"changes are against lesson {first.lesson}."]
+    if reference_note:
+        out.append("  " + reference_note)
     out += ["  " + describe_source(profile) for profile in profiles]
     out.append("")
 
@@ -509,10 +727,14 @@ def render_comparison(profiles, curated, focus, requested=(), show_names=False):
     out.append("better / worse: by the 'better' column of profiles/metrics.csv; higher / lower: "
                "a metric with no better direction; "
                f"same: changed by less than {SAME_WITHIN_PERCENT:g}%")
-    if len({profile.info.get("shape") for profile in profiles if profile.info.get("shape")}) > 1:
-        out.append("warning: the lessons were profiled at different shapes; counts do not compare")
-    if len({profile.info.get("gpu") for profile in profiles}) > 1:
-        out.append("warning: the lessons were profiled on different GPUs")
+    shapes = differing([profile for profile in profiles if profile.info.get("shape")], "shape")
+    if shapes:
+        out.append(f"warning: the lessons were profiled at different shapes ({shapes}); counts "
+                   "do not compare")
+    gpus = differing(profiles, "gpu")
+    if gpus:
+        out.append(f"warning: the lessons were profiled on different GPUs ({gpus}); times, rates "
+                   "and cache figures do not compare")
     out += notes
     return "\n".join(out) + "\n"
 
@@ -521,17 +743,29 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="compare.py",
         description="Nsight Compute metrics of two or more lessons side by side.")
-    parser.add_argument("lessons", nargs="+", metavar="NN", help="lesson numbers, e.g. 07 08")
+    parser.add_argument("lessons", nargs="*", metavar="NN", help="lesson numbers, e.g. 07 08")
     parser.add_argument("--metric", action="append", default=[], metavar="NAME",
                         help="show only this metric (repeatable); curated or in every file")
     parser.add_argument("--names", action="store_true",
                         help="show ncu's metric names instead of the plain labels")
+    parser.add_argument("--gpu", metavar="MODEL",
+                        help="use the references of this GPU model, a folder of "
+                             "profiles/reference/ such as h100 (make compare: GPU=MODEL)")
     parser.add_argument("--reports-dir", type=Path, default=DEFAULT_REPORTS_DIR)
-    parser.add_argument("--reference-dir", type=Path, default=DEFAULT_REFERENCE_DIR)
+    parser.add_argument("--references-root", type=Path, default=DEFAULT_REFERENCES_ROOT,
+                        help="the folder of the per-model reference folders")
+    parser.add_argument("--reference-dir", type=Path,
+                        help="read the references from this folder, whatever the GPU")
+    parser.add_argument("--nvidia-smi", default="nvidia-smi",
+                        help="the nvidia-smi that names the GPU here (default: on PATH)")
+    parser.add_argument("--lessons-dir", type=Path, default=DEFAULT_LESSONS_DIR)
     parser.add_argument("--metrics-csv", type=Path, default=DEFAULT_METRICS_CSV)
     parser.add_argument("--focus-csv", type=Path, default=DEFAULT_FOCUS_CSV)
+    parser.add_argument("--model-of", metavar="NAME",
+                        help="print the folder name of a GPU's name ('NVIDIA H200' -> h200) "
+                             "and exit")
     args = parser.parse_args(argv)
-    if len(args.lessons) < 2:
+    if args.model_of is None and len(args.lessons) < 2:
         parser.error("name at least two lessons, e.g. compare.py 07 08")
     return args
 
@@ -539,12 +773,27 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
+        if args.model_of is not None:
+            print(gpu_model(args.model_of))
+            return
         lessons = [lesson_id(text) for text in args.lessons]
         curated = load_curated_metrics(args.metrics_csv)
         focus = load_focus(args.focus_csv, curated)
-        profiles = [find_profile(lesson, args.reports_dir, args.reference_dir)
+        without_export = [lesson for lesson in lessons
+                          if not (args.reports_dir / f"lesson{lesson}.csv").exists()]
+        references_root, note = None, None
+        if args.reference_dir is not None:
+            reference_dir = args.reference_dir
+        elif without_export:
+            references_root = args.references_root
+            reference_dir, note = choose_reference_folder(without_export, references_root,
+                                                          args.gpu, args.nvidia_smi)
+        else:
+            reference_dir = None
+        profiles = [find_profile(lesson, args.reports_dir, reference_dir, references_root,
+                                 args.lessons_dir)
                     for lesson in lessons]
-        print(render_comparison(profiles, curated, focus, args.metric, args.names), end="")
+        print(render_comparison(profiles, curated, focus, args.metric, args.names, note), end="")
     except ProfileError as error:
         sys.exit(f"compare.py: {error}")
 

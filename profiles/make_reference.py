@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Turns a local Nsight Compute export into a committed reference file for lesson NN.
 
-Usage: make_reference.py NN --commit SHA --date YYYY-MM-DD
+Usage: make_reference.py NN --commit SHA --date YYYY-MM-DD [--reference-dir FOLDER]
 
-Reads profiles/reports/lessonNN.csv (the raw export of `make profile L=NN`) and the shape that
-profile.py recorded next to it (lessonNN.json), and writes profiles/reference/h100/lessonNN.csv:
+Reads profiles/reports/lessonNN.csv (the raw export of `make profile L=NN`, or of
+`make profile L=NN CURATED=1`, which collects just what a reference needs) and the shape that
+profile.py recorded next to it (lessonNN.json), and writes profiles/reference/<model>/lessonNN.csv:
 only the curated metrics of profiles/metrics.csv, so that students without a GPU or a profiler
-can run compare.py against numbers measured on our H100. The file states where its numbers come
-from, in "# key: value" lines, then a metric,unit,value table:
+can run compare.py against numbers measured on one of our GPUs. <model> is the folder name of the
+GPU the export was measured on (compare.gpu_model: h100, h200, ...); --reference-dir FOLDER writes
+into FOLDER instead. The file states where its numbers come from, in "# key: value" lines, then a
+metric,unit,value table:
 
     # lesson: 08
     # kernel: void lesson08::gemm_kernel<...>(...)
@@ -31,9 +34,9 @@ import re
 import sys
 from pathlib import Path
 
-from compare import (DEFAULT_METRICS_CSV, DEFAULT_REFERENCE_DIR, DEFAULT_REPORTS_DIR,
-                     REFERENCE_COLUMNS, ProfileError, lesson_id, load_curated_metrics,
-                     read_ncu_raw)
+from compare import (DEFAULT_LESSONS_DIR, DEFAULT_METRICS_CSV, DEFAULT_REFERENCES_ROOT,
+                     DEFAULT_REPORTS_DIR, REFERENCE_COLUMNS, ProfileError, gpu_model, lesson_id,
+                     load_curated_metrics, read_ncu_raw)
 
 
 def read_shape(record_path):
@@ -78,12 +81,16 @@ def reference_text(profile, curated, shape, ncu_version, date, commit):
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="make_reference.py",
-        description="Write profiles/reference/h100/lessonNN.csv from a local ncu export.")
+        description="Write profiles/reference/<model>/lessonNN.csv from a local ncu export.")
     parser.add_argument("lesson", metavar="NN")
     parser.add_argument("--commit", required=True, help="the commit the kernel was built from")
     parser.add_argument("--date", required=True, help="the day of the measurement, YYYY-MM-DD")
     parser.add_argument("--reports-dir", type=Path, default=DEFAULT_REPORTS_DIR)
-    parser.add_argument("--reference-dir", type=Path, default=DEFAULT_REFERENCE_DIR)
+    parser.add_argument("--references-root", type=Path, default=DEFAULT_REFERENCES_ROOT,
+                        help="where the per-model folders are (default: profiles/reference)")
+    parser.add_argument("--reference-dir", type=Path,
+                        help="write into this folder instead of <references-root>/<model>")
+    parser.add_argument("--lessons-dir", type=Path, default=DEFAULT_LESSONS_DIR)
     parser.add_argument("--metrics-csv", type=Path, default=DEFAULT_METRICS_CSV)
     return parser.parse_args(argv)
 
@@ -101,16 +108,22 @@ def main(argv=None):
                                "YYYY-MM-DD") from None
         export = args.reports_dir / f"lesson{lesson}.csv"
         if not export.exists():
-            raise ProfileError(f"no export {export}: run make profile L={lesson} on the H100 first")
-        profile = read_ncu_raw(export, lesson)
-        if "H100" not in profile.info["gpu"]:
-            raise ProfileError(f"{export} was measured on '{profile.info['gpu']}'; "
-                               f"{args.reference_dir} holds H100 measurements only")
+            raise ProfileError(f"no export {export}: run make profile L={lesson} CURATED=1 on the "
+                               "GPU to measure first")
+        profile = read_ncu_raw(export, lesson, args.lessons_dir)
+        if args.reference_dir is not None:
+            reference_dir = args.reference_dir
+        else:
+            try:
+                reference_dir = args.references_root / gpu_model(profile.info["gpu"])
+            except ProfileError as error:
+                raise ProfileError(f"{export}: {error}; name the folder with "
+                                   "--reference-dir") from None
         shape, ncu_version = read_shape(export.with_suffix(".json"))
         text = reference_text(profile, load_curated_metrics(args.metrics_csv), shape, ncu_version,
                               date, args.commit)
-        args.reference_dir.mkdir(parents=True, exist_ok=True)
-        target = args.reference_dir / f"lesson{lesson}.csv"
+        reference_dir.mkdir(parents=True, exist_ok=True)
+        target = reference_dir / f"lesson{lesson}.csv"
         target.write_text(text)
         print(f"wrote {target}")
     except ProfileError as error:

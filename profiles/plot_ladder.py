@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Bar chart of TFLOP/s per lesson at 4096^3 and 8192^3, with cuBLAS as a line per shape.
 
-Usage: plot_ladder.py docs/results.csv docs/img/ladder.png
+Usage: plot_ladder.py docs/results/h100.csv [docs/img/ladder_h100.png]
+
+Without an output path the chart goes to docs/img/ladder_<model>.png, the model from the GPU of
+the file's rows (compare.gpu_model: h100, h200, ...).
 
 Reads the CSV that `make bench` writes, only its rows of the plain product D = A * B^T (the
 fused-epilogue rows compare with cuBLASLt, not cuBLAS). For each lesson, one bar per shape (its
@@ -17,8 +20,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from compare import ProfileError, gpu_model
 from results_table import is_plain, load
 
+DEFAULT_IMAGE_DIR = Path(__file__).resolve().parent.parent / "docs" / "img"
 SIZES = (4096, 8192)
 LINE_STYLES = ("--", ":")  # cuBLAS per size: the two lines stay apart where they overlap
 
@@ -116,16 +121,26 @@ def draw(data, output, pyplot):
     pyplot.close(figure)
 
 
+def default_output(rows):
+    """docs/img/ladder_<model>.png for the GPU of the rows."""
+    try:
+        return DEFAULT_IMAGE_DIR / f"ladder_{gpu_model(rows[0]['gpu'])}.png"
+    except ProfileError as error:
+        raise ValueError(f"{error}; name the output file") from None
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 2:
-        sys.exit("usage: plot_ladder.py RESULTS.csv OUTPUT.png")
+    if len(argv) not in (1, 2):
+        sys.exit("usage: plot_ladder.py RESULTS.csv [OUTPUT.png]")
     pyplot = import_pyplot()
     try:
-        draw(ladder(load(argv[0])), argv[1], pyplot)
+        rows = load(argv[0])
+        output = Path(argv[1]) if len(argv) == 2 else default_output(rows)
+        draw(ladder(rows), output, pyplot)
     except (OSError, ValueError) as error:
         sys.exit(f"plot_ladder.py: {error}")
-    print(f"wrote {argv[1]}")
+    print(f"wrote {output}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Builds docs/results.md from the CSV that `make bench` writes (docs/results.csv).
+"""The markdown page of the CSV that `make bench` writes, one pair of files per GPU model.
 
-Usage: results_table.py docs/results.csv > docs/results.md
+Usage: results_table.py RESULTS.csv > RESULTS.md
+       results_table.py RESULTS.csv --store docs/results
+                                      copies RESULTS.csv to docs/results/<model>.csv and writes
+                                      docs/results/<model>.md (make bench does this)
+
+<model> is the folder name of the GPU the rows name (compare.gpu_model: h100, h200, ...): every
+row of a file must name the same GPU. The page names that GPU in its title.
 
 From the rows of the plain product D = A * B^T, three tables with one row per lesson and one
 column per shape of the sweep: % of cuBLAS (the paired ratio), TFLOP/s with the range of cuBLAS's
@@ -10,13 +16,21 @@ the absolute figures move between runs while the ratio stays. Then, where the fi
 lesson 15's fused epilogue, one table of those against cuBLASLt's fused epilogue. A lesson that
 failed the correctness check on a shape was not timed there: its cells say FAIL.
 """
+import argparse
 import csv
+import shutil
 import sys
+import textwrap
+from pathlib import Path
+
+from compare import ProfileError, gpu_model
 
 PLAIN = "plain"  # the `epilogue` of the plain product's rows
 
 
 def load(path):
+    """The rows of a results CSV; ValueError for a file without rows or columns, or of several
+    GPUs (one file per GPU: the figures of two GPUs do not belong in one table)."""
     with open(path, newline="") as file:
         rows = list(csv.DictReader(file))
     if not rows:
@@ -27,6 +41,10 @@ def load(path):
     missing = required - set(rows[0])
     if missing:
         raise ValueError(f"{path}: missing columns {sorted(missing)}")
+    gpus = list(dict.fromkeys(row["gpu"] for row in rows))
+    if len(gpus) > 1:
+        raise ValueError(f"{path}: rows of {len(gpus)} GPUs ({', '.join(gpus)}); keep one file "
+                         "per GPU")
     return rows
 
 
@@ -92,10 +110,22 @@ def measured_when(rows):
                      for (date, commit), lessons in sorted(runs.items(), key=lambda run: min(run[1])))
 
 
+def clock_sentence(rows):
+    """How far the SM clock moved over the timed rows, and the highest power: from the file."""
+    timed = [row for row in rows if row["pairs"] and row["sm_mhz_median"]]
+    if not timed:
+        return "NVML could not be read during these runs: the clock columns say n/a."
+    clocks = sorted(float(row["sm_mhz_median"]) for row in timed)
+    powers = [float(row["power_w_peak"]) for row in timed if row["power_w_peak"]]
+    power = f", with power peaks of up to {max(powers):g} W" if powers else ""
+    return (f"In these runs the median SM clock of a measurement ranged from {clocks[0]:g} to "
+            f"{clocks[-1]:g} MHz{power}.")
+
+
 def introduction(rows):
     """What was measured, where, and how: the paired protocol in a few sentences."""
     meta = rows[0]
-    out = ["# Results", "",
+    out = [f"# Results on {meta['gpu']}", "",
            f"Measured by `make bench` on {meta['gpu']}, {measured_when(rows)}.",
            "Each lesson and its reference are timed in the same process, alternately, pair by pair.",
            "The reference is cuBLAS (`cublasGemmEx`, bf16 in and out, fp32 compute) for the plain",
@@ -112,8 +142,9 @@ def introduction(rows):
         out.append(f"Each measurement has {timed[0]} timed pairs.")
     out += ["The SM clock, the power and the throttle reasons are sampled through NVML during the",
             "timed pairs. The clock columns show why the absolute TFLOP/s move between runs while",
-            "the ratio holds: the H100 at its 700 W limit runs between about 1500 and 1980 MHz.",
-            "Every measurement passed the correctness check first."]
+            "the ratio holds: the clock follows the GPU's power and temperature."]
+    out += textwrap.wrap(clock_sentence(rows), width=90)
+    out.append("Every measurement passed the correctness check first.")
     if any(r["check"] == "fail" for r in rows):
         out.append("FAIL marks a lesson that failed the check on that shape; it was not timed"
                    " there.")
@@ -172,14 +203,41 @@ def render(rows):
     return "\n".join(out)
 
 
-def main(argv):
-    if len(argv) != 2:
-        sys.exit("usage: results_table.py RESULTS.csv > RESULTS.md")
+def store(results_csv, rows, folder):
+    """Copies the CSV to folder/<model>.csv and writes folder/<model>.md; returns both paths."""
     try:
-        print(render(load(argv[1])), end="")
+        model = gpu_model(rows[0]["gpu"])
+    except ProfileError as error:
+        raise ValueError(f"{results_csv}: {error}") from None
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    csv_target, page_target = folder / f"{model}.csv", folder / f"{model}.md"
+    if Path(results_csv).resolve() != csv_target.resolve():
+        shutil.copyfile(results_csv, csv_target)
+    page_target.write_text(render(rows))
+    return csv_target, page_target
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="results_table.py",
+        description="The markdown tables of a make bench CSV: on stdout, or with --store as "
+                    "DIR/<model>.csv and DIR/<model>.md.")
+    parser.add_argument("results_csv", metavar="RESULTS.csv")
+    parser.add_argument("--store", metavar="DIR", type=Path,
+                        help="copy the CSV to DIR/<model>.csv and write DIR/<model>.md, the "
+                             "model from the GPU of its rows (h100, h200, ...)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        rows = load(args.results_csv)
+        if args.store is None:
+            print(render(rows), end="")
+        else:
+            for path in store(args.results_csv, rows, args.store):
+                print(f"wrote {path}")
     except (OSError, ValueError) as error:
         sys.exit(f"results_table.py: {error}")
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    main()

@@ -5,8 +5,13 @@ The fake fixtures are made-up numbers in the layout of `ncu --import ... --csv -
 measurements: lesson 03 has 1,000,000 shared-load bank conflicts and lesson 04 has 0. The real
 excerpts are a few columns of real exports made without --print-units base, copied unchanged
 (fixtures/README.md): their units differ between the two files.
+
+Also: the folder names of GPU models, the choice of the reference folder (with a stand-in for
+nvidia-smi), and the namespace of a lesson's kernel, read from the real lessons and from the
+synthetic sources of fixtures/kernel_sources/.
 """
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -15,6 +20,8 @@ from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+KERNEL_SOURCES = FIXTURES / "kernel_sources"
+LESSONS = REPOSITORY / "lessons"
 COMPARE = REPOSITORY / "profiles" / "compare.py"
 sys.path.insert(0, str(REPOSITORY / "profiles"))
 
@@ -171,7 +178,7 @@ class RawExport(unittest.TestCase):
     def test_kernel_name_of_a_template_starts_with_void(self):
         profile = compare.read_profile(FIXTURES / "fake_lesson04.csv", "04")
         self.assertEqual(profile.number("launch__registers_per_thread"), 96)
-        pattern = compare.kernel_name_regex("04")
+        pattern = compare.kernel_name_regex("lesson04")
         self.assertRegex(profile.info["kernel"], pattern)
         self.assertRegex("lesson04::gemm_kernel(int)", pattern)
         self.assertNotRegex("gemm::lesson04::helper(int)", pattern)
@@ -214,6 +221,229 @@ class RawExport(unittest.TestCase):
         self.assertEqual(compare.describe_change(0, 3, "neither"), "+3 (from 0) higher")
         self.assertEqual(compare.describe_change(100, 100.5, "neither"), "+0.5 (+0.5%) same")
         self.assertEqual(compare.describe_change(None, 25, "higher"), "n/a")
+
+
+class GpuModels(unittest.TestCase):
+    def test_names_as_cuda_and_ncu_print_them(self):
+        for name, model in [("NVIDIA H100 80GB HBM3", "h100"), ("NVIDIA H200", "h200"),
+                            ("NVIDIA H100 PCIe", "h100-pcie"), ("NVIDIA H100 NVL", "h100-nvl"),
+                            ("NVIDIA H800", "h800"), ("NVIDIA GH200 480GB", "gh200"),
+                            ("NVIDIA H20", "h20"), ("NVIDIA H200 NVL", "h200-nvl"),
+                            ("NVIDIA GH200 144G HBM3e", "gh200"),
+                            (" NVIDIA  H100 80GB HBM3 ", "h100"),
+                            ("H100 PCIe", "h100-pcie")]:
+            self.assertEqual(compare.gpu_model(name), model, name)
+
+    def test_empty_or_unknown_names_are_errors(self):
+        for name, fragment in [("", "not a GPU name"), ("   ", "not a GPU name"),
+                               ("NVIDIA", "not a GPU name"), ("0", "not the name of a Hopper GPU"),
+                               ("NVIDIA A100-SXM4-80GB", "not the name of a Hopper GPU"),
+                               ("Synthetic GPU (test fixture)", "not the name of a Hopper GPU"),
+                               ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", "unknown word 'MIG'")]:
+            with self.assertRaisesRegex(compare.ProfileError, fragment, msg=name):
+                compare.gpu_model(name)
+
+    def test_command_line(self):
+        result = subprocess.run([sys.executable, str(COMPARE), "--model-of", "NVIDIA H200"],
+                                capture_output=True, text=True)
+        self.assertEqual((result.returncode, result.stdout, result.stderr), (0, "h200\n", ""))
+        result = subprocess.run([sys.executable, str(COMPARE), "--model-of", "NVIDIA A100"],
+                                capture_output=True, text=True)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertTrue(result.stderr.startswith("compare.py: 'NVIDIA A100' is not"), result.stderr)
+
+
+class KernelNamespaces(unittest.TestCase):
+    def test_the_synthetic_sources(self):
+        for lesson, namespace in [("01", "lesson01"), ("02", "lesson01"), ("03", "lesson01"),
+                                  ("05", "lesson06"), ("06", "lesson06")]:
+            self.assertEqual(compare.kernel_namespace(lesson, KERNEL_SOURCES), namespace, lesson)
+
+    def test_no_kernel_anywhere_is_an_error(self):
+        for lesson in ("04", "07"):  # nothing included; an include cycle
+            with self.assertRaisesRegex(compare.ProfileError, "defines no __global__ kernel"):
+                compare.kernel_namespace(lesson, KERNEL_SOURCES)
+        with self.assertRaisesRegex(compare.ProfileError, "lesson 09: expected one"):
+            compare.kernel_namespace("09", KERNEL_SOURCES)
+
+    def test_every_lesson_of_the_course_has_a_kernel(self):
+        lessons = sorted(path.parent.name[:2] for path in LESSONS.glob("[0-9][0-9]_*/kernel.cuh"))
+        self.assertTrue(lessons)
+        for lesson in lessons:
+            namespace = compare.kernel_namespace(lesson)
+            if int(lesson) <= 15:
+                self.assertEqual(namespace, f"lesson{lesson}")
+
+    @unittest.skipUnless(any(LESSONS.glob("16_*/kernel.cuh")), "a hand-out without lesson 16")
+    def test_lesson_16_runs_lesson_15s_kernel(self):
+        self.assertEqual(compare.kernel_namespace("16"), "lesson15")
+
+    @unittest.skipUnless(any(LESSONS.glob("17_*/kernel.cuh")), "a hand-out without lesson 17")
+    def test_lesson_17_defines_its_own(self):
+        # It includes lessons 15 and 16 first, but its own __global__ function wins.
+        self.assertEqual(compare.kernel_namespace("17"), "lesson17")
+
+    def test_an_export_of_a_lesson_that_runs_another_lessons_kernel(self):
+        # Lesson 02 of the synthetic sources runs lesson 01's kernel: its export holds the
+        # harness's kernel and lesson01::gemm_kernel, and the second is lesson 02's.
+        with tempfile.TemporaryDirectory() as folder:
+            export = Path(folder) / "lesson02.csv"
+            export.write_text((FIXTURES / "fake_lesson03.csv").read_text()
+                              .replace("lesson03::", "lesson01::"))
+            profile = compare.read_profile(export, "02", KERNEL_SOURCES)
+            self.assertTrue(profile.info["kernel"].startswith("lesson01::gemm_kernel("))
+            self.assertEqual(profile.number(BANK_CONFLICTS), 1_000_000)
+            with self.assertRaisesRegex(compare.ProfileError, "0 of them named lesson06::"):
+                compare.read_profile(export, "05", KERNEL_SOURCES)
+
+
+# A stand-in for nvidia-smi: prints the GPU's name, or fails as it does without a driver.
+FAKE_NVIDIA_SMI = """#!/bin/sh
+{body}
+"""
+
+
+class ReferenceFolders(unittest.TestCase):
+    """profiles/reference/<model>/: h100 holds lessons 05 and 06 (2000-01-01), h200 lesson 05 only
+    (2000-02-01, the newer). Lessons 03 and 04 have local exports."""
+
+    def setUp(self):
+        self.work = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.work)
+        self.reports = self.work / "reports"
+        self.root = self.work / "reference"
+        self.reports.mkdir()
+        shutil.copy(FIXTURES / "fake_lesson03.csv", self.reports / "lesson03.csv")
+        shutil.copy(FIXTURES / "fake_lesson04.csv", self.reports / "lesson04.csv")
+        text = (FIXTURES / "fake_reference_lesson05.csv").read_text()
+        self.write_reference("h100", "05", text.replace("NVIDIA H100 (synthetic test fixture)",
+                                                        "NVIDIA H100 80GB HBM3"))
+        self.write_reference("h100", "06", text.replace("# lesson: 05", "# lesson: 06")
+                             .replace("NVIDIA H100 (synthetic test fixture)",
+                                      "NVIDIA H100 80GB HBM3"))
+        self.write_reference("h200", "05", text.replace("2000-01-01", "2000-02-01")
+                             .replace("NVIDIA H100 (synthetic test fixture)", "NVIDIA H200"))
+        self.no_gpu = str(self.work / "no-nvidia-smi")
+
+    def write_reference(self, model, lesson, text):
+        (self.root / model).mkdir(parents=True, exist_ok=True)
+        (self.root / model / f"lesson{lesson}.csv").write_text(text)
+
+    def nvidia_smi(self, body):
+        path = self.work / "nvidia-smi"
+        path.write_text(FAKE_NVIDIA_SMI.format(body=body))
+        path.chmod(path.stat().st_mode | stat.S_IEXEC)
+        return str(path)
+
+    def run_compare(self, *args, nvidia_smi=None):
+        command = [sys.executable, str(COMPARE), *args,
+                   "--reports-dir", str(self.reports), "--references-root", str(self.root),
+                   "--nvidia-smi", nvidia_smi or self.no_gpu,
+                   "--metrics-csv", str(FIXTURES / "fake_metrics.csv"),
+                   "--focus-csv", str(FIXTURES / "fake_focus.csv")]
+        return subprocess.run(command, capture_output=True, text=True)
+
+    def source_lines(self, result):
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return [line.strip() for line in result.stdout.splitlines()[1:4]]
+
+    def assert_one_line_error(self, result, *fragments):
+        self.assertNotEqual(result.returncode, 0)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertTrue(result.stderr.startswith("compare.py: "), result.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, result.stderr)
+
+    def test_gpu_option_picks_the_folder(self):
+        lines = self.source_lines(self.run_compare("03", "05", "--gpu", "h100"))
+        self.assertEqual(lines[0], f"references: {self.root / 'h100'}/ (GPU=h100)")
+        self.assertIn(f"lesson 05: {self.root / 'h100' / 'lesson05.csv'} (reference", lines[2])
+
+    def test_the_gpu_here_picks_the_folder(self):
+        result = self.run_compare("03", "05", nvidia_smi=self.nvidia_smi('echo "NVIDIA H200"'))
+        lines = self.source_lines(result)
+        self.assertEqual(lines[0], f"references: {self.root / 'h200'}/ (the GPU here is "
+                                   "NVIDIA H200; GPU=h100 picks another (h100))")
+        self.assertIn(str(self.root / "h200" / "lesson05.csv"), lines[2])
+        # The GPU here has no reference of lesson 06: say where there is one.
+        result = self.run_compare("05", "06", nvidia_smi=self.nvidia_smi('echo "NVIDIA H200"'))
+        self.assert_one_line_error(result, "lesson 06: no profile", "make profile L=06",
+                                   str(self.root / "h200" / "lesson06.csv"),
+                                   "references of lesson 06 exist for h100: GPU=h100")
+        # --gpu wins over the GPU here.
+        result = self.run_compare("05", "06", "--gpu", "h100",
+                                  nvidia_smi=self.nvidia_smi('echo "NVIDIA H200"'))
+        self.assertIn(f"references: {self.root / 'h100'}/ (GPU=h100)", result.stdout)
+
+    def test_without_a_gpu_the_newest_folder_with_every_lesson(self):
+        lines = self.source_lines(self.run_compare("03", "05"))
+        self.assertEqual(lines[0], f"references: {self.root / 'h200'}/ (no GPU here; of h100, "
+                                   "h200, which all have lesson 05, the newest, 2000-02-01; "
+                                   "GPU=h100 picks another)")
+        self.assertIn("measured 2000-02-01", lines[2])
+        # Only h100 has both 05 and 06.
+        lines = self.source_lines(self.run_compare("05", "06"))
+        self.assertEqual(lines[0], f"references: {self.root / 'h100'}/ (no GPU here; the only "
+                                   "folder with lessons 05, 06)")
+
+    def test_nvidia_smi_without_an_answer_is_no_gpu(self):
+        result = self.run_compare("03", "05", nvidia_smi=self.nvidia_smi(
+            'echo "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver"'
+            ' >&2; exit 9'))
+        self.assertIn("(no GPU here; of h100, h200", self.source_lines(result)[0])
+
+    def test_a_gpu_of_another_family_is_like_no_gpu(self):
+        result = self.run_compare("05", "06", nvidia_smi=self.nvidia_smi(
+            'echo "NVIDIA GeForce RTX 4090"'))
+        self.assertIn("(the GPU here, NVIDIA GeForce RTX 4090, is not a Hopper GPU; the only "
+                      "folder with lessons 05, 06)", self.source_lines(result)[0])
+
+    def test_no_folder_with_every_lesson(self):
+        result = self.run_compare("05", "07")
+        self.assert_one_line_error(result, "no GPU here", "lessons 05, 07",
+                                   "lesson 05: h100, h200; lesson 07: none",
+                                   "make profile L=07")
+
+    def test_local_exports_need_no_reference(self):
+        result = self.run_compare("03", "04", nvidia_smi=self.nvidia_smi("exit 99"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("references:", result.stdout)
+
+    def test_bad_gpu_model(self):
+        self.assert_one_line_error(self.run_compare("03", "05", "--gpu", "../h100"),
+                                   "GPU=../h100: not a GPU model", "h100, h200")
+        self.assert_one_line_error(self.run_compare("03", "05", "--gpu", "h300"),
+                                   str(self.root / "h300" / "lesson05.csv"),
+                                   "references of lesson 05 exist for h100, h200")
+
+    def test_different_gpus_are_named_under_the_table(self):
+        result = self.run_compare("03", "05", "--gpu", "h200")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("warning: the lessons were profiled on different GPUs (NVIDIA H100 "
+                      "(synthetic test fixture): lesson 03; NVIDIA H200: lesson 05)", result.stdout)
+        result = self.run_compare("05", "06", "--gpu", "h100")
+        self.assertNotIn("different GPUs", result.stdout)
+
+    def test_different_shapes_are_named_under_the_table(self):
+        text = (self.root / "h100" / "lesson06.csv").read_text()
+        self.write_reference("h100", "06", text.replace("4096 x 4096 x 4096",
+                                                        "8192 x 8192 x 8192"))
+        result = self.run_compare("05", "06", "--gpu", "h100")
+        self.assertIn("warning: the lessons were profiled at different shapes (4096 x 4096 x "
+                      "4096: lesson 05; 8192 x 8192 x 8192: lesson 06)", result.stdout)
+
+    @unittest.skipUnless(any(LESSONS.glob("16_*/kernel.cuh")), "a hand-out without lesson 16")
+    def test_lessons_15_and_16_from_references(self):
+        text = (FIXTURES / "fake_reference_lesson05.csv").read_text()
+        for lesson in ("15", "16"):
+            self.write_reference("h200", lesson, text.replace("# lesson: 05",
+                                                              f"# lesson: {lesson}"))
+        result = self.run_compare("15", "16", nvidia_smi=self.nvidia_smi('echo "NVIDIA H200"'))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(str(self.root / "h200" / "lesson16.csv"), result.stdout)
 
 
 class Errors(CompareTestCase):
@@ -378,7 +608,9 @@ class CourseLists(unittest.TestCase):
         curated = compare.load_curated_metrics()
         self.assertTrue(25 <= len(curated) <= 40, len(curated))
         focus = compare.load_focus(curated=curated)
-        self.assertEqual(sorted(focus), [f"{lesson:02d}" for lesson in range(1, 16)])
+        # Lessons 01-15, or as many of them as a homework hand-out holds; 16 and 17 have no focus.
+        lessons = sorted(path.parent.name[:2] for path in LESSONS.glob("[0-9][0-9]_*/kernel.cuh"))
+        self.assertEqual(sorted(focus), [lesson for lesson in lessons if int(lesson) <= 15])
 
     def test_focus_metric_outside_the_list_is_an_error(self):
         curated = compare.load_curated_metrics(FIXTURES / "fake_metrics.csv")

@@ -1,5 +1,6 @@
 """Tests of profiles/make_reference.py: an export in (synthetic, or an excerpt of a real one from
-our H100: fixtures/README.md), a reference file out, read back."""
+our H100: fixtures/README.md), a reference file out, read back; by default into the folder of the
+export's GPU model."""
 import json
 import shutil
 import subprocess
@@ -87,7 +88,7 @@ class MakeReference(unittest.TestCase):
         self.assertFalse((self.reference / "lesson03.csv").exists())
 
     def test_a_real_export(self):
-        # Its Device column says "0": the H100 check must read device__attribute_display_name.
+        # Its Device column says "0": the GPU's name is device__attribute_display_name.
         shutil.copy(FIXTURES / "real_h100_lesson03_excerpt.csv", self.reports / "lesson03.csv")
         metrics_csv = self.work / "metrics.csv"
         metrics_csv.write_text(
@@ -109,15 +110,58 @@ class MakeReference(unittest.TestCase):
         self.assert_one_line_error(self.make("03", "--commit", "0123abc", "--date", "02/01/2000"),
                                    "YYYY-MM-DD")
 
-    def test_only_h100_measurements(self):
-        text = (self.reports / "lesson03.csv").read_text().replace("NVIDIA H100", "NVIDIA A100")
-        (self.reports / "lesson03.csv").write_text(text)
-        self.assert_one_line_error(self.make("03", "--commit", "0123abc", "--date", "2000-01-02"),
-                                   "NVIDIA A100", "H100")
+    def make_in_model_folder(self, *args):
+        """make_reference.py without --reference-dir: the folder follows the export's GPU."""
+        command = [sys.executable, str(MAKE_REFERENCE), *args,
+                   "--reports-dir", str(self.reports), "--references-root", str(self.reference),
+                   "--metrics-csv", str(self.metrics_csv)]
+        return subprocess.run(command, capture_output=True, text=True)
+
+    def test_a_curated_only_export_goes_to_its_gpus_folder(self):
+        # The export names its GPU "NVIDIA H200" in device__attribute_display_name.
+        shutil.copy(FIXTURES / "fake_lesson03_curated_only.csv", self.reports / "lesson03.csv")
+        result = self.make_in_model_folder("03", "--commit", "0123abc", "--date", "2000-01-02")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        target = self.reference / "h200" / "lesson03.csv"
+        self.assertIn(str(target), result.stdout)
+        made = compare.read_profile(target, "03")
+        self.assertEqual(made.info["gpu"], "NVIDIA H200")
+        self.assertEqual(made.number("gpu__time_duration.sum"), 2_000_000)
+        self.assertEqual(sorted(path.name for path in self.reference.iterdir()), ["h200"])
+
+    def test_any_hopper_gpu(self):
+        for name, model in [("NVIDIA H100 80GB HBM3", "h100"), ("NVIDIA H100 PCIe", "h100-pcie"),
+                            ("NVIDIA GH200 480GB", "gh200")]:
+            text = (FIXTURES / "fake_lesson03_curated_only.csv").read_text()
+            (self.reports / "lesson03.csv").write_text(text.replace("NVIDIA H200", name))
+            result = self.make_in_model_folder("03", "--commit", "0123abc", "--date", "2000-01-02")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn(f"# gpu: {name}\n",
+                          (self.reference / model / "lesson03.csv").read_text())
+
+    def test_a_gpu_without_a_model_folder_name(self):
+        # The synthetic --set full export names no known GPU: --reference-dir must name the folder.
+        result = self.make_in_model_folder("03", "--commit", "0123abc", "--date", "2000-01-02")
+        self.assert_one_line_error(result, "NVIDIA H100 (synthetic test fixture)",
+                                   "--reference-dir")
+        self.assertFalse(self.reference.exists())
+
+    def test_a_lesson_that_runs_another_lessons_kernel(self):
+        # Lesson 02 of fixtures/kernel_sources runs lesson 01's kernel, as lesson 16 runs 15's.
+        (self.reports / "lesson02.csv").write_text(
+            (FIXTURES / "fake_lesson03_curated_only.csv").read_text()
+            .replace("lesson03::", "lesson01::"))
+        (self.reports / "lesson02.json").write_text(
+            (FIXTURES / "fake_lesson03.json").read_text().replace('"03"', '"02"'))
+        result = self.make_in_model_folder("02", "--commit", "0123abc", "--date", "2000-01-02",
+                                           "--lessons-dir", str(FIXTURES / "kernel_sources"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        made = compare.read_profile(self.reference / "h200" / "lesson02.csv", "02")
+        self.assertTrue(made.info["kernel"].startswith("lesson01::gemm_kernel("), made.info)
 
     def test_missing_export_or_shape_record(self):
         self.assert_one_line_error(self.make("04", "--commit", "0123abc", "--date", "2000-01-02"),
-                                   "make profile L=04")
+                                   "make profile L=04 CURATED=1")
         (self.reports / "lesson03.json").unlink()
         self.assert_one_line_error(self.make("03", "--commit", "0123abc", "--date", "2000-01-02"),
                                    "lesson03.json", "make profile")

@@ -48,6 +48,14 @@ class LadderData(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "no rows for 4096"):
             plot_ladder.ladder(rows)
 
+    def test_any_gpu_model(self):
+        rows = [dict(row, gpu="NVIDIA H200") for row in load(FIXTURE)]
+        self.assertIn("bf16 GEMM on NVIDIA H200:", plot_ladder.ladder(rows).title)
+        self.assertEqual(plot_ladder.default_output(rows),
+                         REPOSITORY / "docs" / "img" / "ladder_h200.png")
+        with self.assertRaisesRegex(ValueError, "name the output file"):
+            plot_ladder.default_output(load(FIXTURE))
+
 
 class CommandLine(unittest.TestCase):
     def setUp(self):
@@ -71,7 +79,7 @@ class CommandLine(unittest.TestCase):
     def test_usage(self):
         result = subprocess.run([sys.executable, str(PLOT_LADDER)], capture_output=True, text=True)
         self.assertNotEqual(result.returncode, 0)
-        self.assertIn("usage: plot_ladder.py RESULTS.csv OUTPUT.png", result.stderr)
+        self.assertIn("usage: plot_ladder.py RESULTS.csv [OUTPUT.png]", result.stderr)
 
     @unittest.skipUnless(HAVE_MATPLOTLIB, "matplotlib is not installed")
     def test_draws_a_png(self):

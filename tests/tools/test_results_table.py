@@ -6,7 +6,11 @@ lesson 01 alone at 3000 x 5000 x 4000, measured without NVML (empty clock fields
 is lesson 15's bias + GELU epilogue at 4096^3 against cuBLASLt: it belongs to the fused table
 only. Some ratios differ from reference_ms / lesson_ms on purpose: the tables must show the
 paired ratio of the file (the median of the per-pair ratios), not recompute it.
+
+The fixture's GPU name is no real GPU's; the tests of --store, which names the files after the
+GPU model, replace it with "NVIDIA H200".
 """
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,6 +43,7 @@ class ResultsTable(unittest.TestCase):
         self.markdown = results_table.render(results_table.load(FIXTURE))
 
     def test_header_names_gpu_date_commit_and_the_failure(self):
+        self.assertTrue(self.markdown.startswith("# Results on Synthetic GPU (test fixture)\n"))
         self.assertIn("on Synthetic GPU (test fixture), 2000-01-01, commit `fixture`",
                       self.markdown)
         self.assertIn("Every measurement passed the correctness check first.", self.markdown)
@@ -58,8 +63,17 @@ class ResultsTable(unittest.TestCase):
         self.assertIn("timed in the same process, alternately, pair by pair", text)
         self.assertIn("the median of the per-pair ratios reference time / lesson time", text)
         self.assertIn("at least 0.3 s of GPU work", text)
-        self.assertIn("between about 1500 and 1980 MHz", text)
         self.assertIn("Each measurement has 3 to 120 timed pairs", text)
+
+    def test_the_clock_range_comes_from_the_file(self):
+        # Timed rows with NVML figures: 1980, 1965, 1950 and 1590 MHz; 420 to 699 W.
+        text = " ".join(self.markdown.split("## ")[0].split())
+        self.assertIn("the median SM clock of a measurement ranged from 1590 to 1980 MHz, with "
+                      "power peaks of up to 699 W.", text)
+        self.assertNotIn("H100", self.markdown)
+        rows = [dict(row, sm_mhz_median="", power_w_peak="")
+                for row in results_table.load(FIXTURE)]
+        self.assertIn("NVML could not be read during these runs", results_table.render(rows))
 
     def test_percent_of_cublas_table(self):
         table = section(self.markdown, "% of cuBLAS")
@@ -159,6 +173,61 @@ class ResultsTable(unittest.TestCase):
                                 capture_output=True, text=True)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout, self.markdown)
+
+    def test_rows_of_several_gpus_are_an_error(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "results.csv"
+            lines = FIXTURE.read_text().splitlines()
+            path.write_text("\n".join(lines[:2] + [line.replace("Synthetic GPU (test fixture)",
+                                                                 "NVIDIA H200")
+                                                    for line in lines[2:]]) + "\n")
+            with self.assertRaisesRegex(ValueError, "rows of 2 GPUs \\(Synthetic GPU \\(test "
+                                                    "fixture\\), NVIDIA H200\\); keep one file"):
+                results_table.load(path)
+
+
+class Store(unittest.TestCase):
+    """results_table.py RESULTS.csv --store DIR: DIR/<model>.csv and DIR/<model>.md."""
+
+    def setUp(self):
+        self.work = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.work)
+        self.results = self.work / "bench_results.csv"
+        self.results.write_text(FIXTURE.read_text().replace("Synthetic GPU (test fixture)",
+                                                            "NVIDIA H200"))
+
+    def store(self, source, folder):
+        return subprocess.run([sys.executable, str(RESULTS_TABLE), str(source), "--store",
+                               str(folder)], capture_output=True, text=True)
+
+    def test_files_named_after_the_gpu_model(self):
+        folder = self.work / "docs" / "results"
+        result = self.store(self.results, folder)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout,
+                         f"wrote {folder / 'h200.csv'}\nwrote {folder / 'h200.md'}\n")
+        self.assertEqual((folder / "h200.csv").read_bytes(), self.results.read_bytes())
+        page = (folder / "h200.md").read_text()
+        self.assertEqual(page, results_table.render(results_table.load(self.results)))
+        self.assertTrue(page.startswith("# Results on NVIDIA H200\n"))
+
+    def test_the_stored_csv_itself_regenerates_its_page(self):
+        folder = self.work / "results"
+        folder.mkdir()
+        shutil.copy(self.results, folder / "h200.csv")
+        result = self.store(folder / "h200.csv", folder)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual((folder / "h200.csv").read_bytes(), self.results.read_bytes())
+        self.assertTrue((folder / "h200.md").exists())
+
+    def test_a_gpu_with_no_model_name_is_an_error(self):
+        result = self.store(FIXTURE, self.work / "results")
+        self.assertNotEqual(result.returncode, 0)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertIn("results_table.py: ", result.stderr)
+        self.assertIn("'Synthetic GPU (test fixture)' is not the name of a Hopper GPU",
+                      result.stderr)
+        self.assertFalse((self.work / "results").exists())
 
 
 if __name__ == "__main__":
