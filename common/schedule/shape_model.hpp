@@ -1,7 +1,7 @@
 #pragma once
 // The cost model of lesson 16: which compiled configuration of lesson 15's kernel a problem runs,
 // from the busiest worker's k-iterations (the waves), the time of one k-iteration (tensor cores or
-// L2), a cost per work item, the Stream-K partial sums, the launch and the DRAM floor.
+// L2 reads), a cost per work item, the Stream-K partial sums, the launch and the DRAM floor.
 // Taught in lesson 16: lessons/16_shape_heuristics/kernel.cuh spells it out with its exercise
 // regions (tests/tools/test_teaching_copies.py keeps the two identical). Host code, unit-tested on
 // the CPU (tests/host/shape_model_test.cpp).
@@ -24,10 +24,10 @@ struct KernelShape {
 };
 
 // The costs of the H100 SXM that the model uses, fitted to the oracle sweep of the standard shapes
-// (README; profiles/sweeps/configs_16.csv).
+// (README; profiles/sweeps/configs_16.csv). The lesson uses them on any Hopper GPU.
 struct MachineCosts {
   double macs_per_ns_per_sm;      // bf16 multiply-adds one SM's tensor cores do, at the clock under load
-  double l2_bytes_per_ns_per_sm;  // what one SM's TMA loads receive from L2
+  double l2_bytes_per_ns_per_sm;  // what one SM's TMA loads read from L2 (a multicast: once)
   double dram_bytes_per_ns;       // what the whole GPU reads from and writes to DRAM
   double launch_ns;               // once per launch: the launch, barrier set-up, the first loads
   double item_ns;                 // per work item: the epilogue and tile switch MMAs do not hide
@@ -67,8 +67,11 @@ inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
 // The time of one k-iteration (a 64-deep slice) of one block. The producer runs ahead of the
 // consumers by the ring's stages, so loading the next slices and multiplying this one overlap, and
 // the slower of the two sets the pace: the tensor cores' time for the tile's multiply-adds, or the
-// time the block's slices of A and B take to arrive from L2. A block loads all of its A rows but
-// only 1 / cluster_m of B: the cluster's multicast brings the rest.
+// time L2 takes to serve the block's own loads of A and B. A block loads all of its A rows but
+// only 1 / cluster_m of B: the cluster's multicast brings the rest, which L2 reads once for all
+// the blocks of the cluster. So the bytes counted are those L2 reads for the block, not those it
+// receives: a 128 x 256 block in a cluster of two receives (128 + 256) x 128 bytes per k-iteration
+// and is charged (128 + 128) x 128.
 inline double iteration_ns(const KernelShape& shape, const MachineCosts& costs) {
   const double macs = double(shape.block_m) * shape.block_n * gemm::hopper::kBlockK;
   const double bytes = double(shape.block_m + shape.block_n / shape.cluster_m) *

@@ -9,8 +9,9 @@
 // size, its stages, and the threshold of its Stream-K plan), and a cost model estimates the time
 // each would take from what the hardware does:
 //   - the busiest worker's k-iterations: the waves, and how full the last one is;
-//   - the time of one k-iteration: the tensor cores' share of the tile, or the bytes the block
-//     receives from L2, whichever is longer;
+//   - the time of one k-iteration: the tensor cores' share of the tile, or the bytes the block's
+//     own loads read from L2, whichever is longer (a block in a cluster of two receives all of its
+//     B slice, but reads only half of it from L2: the other half is its partner's multicast);
 //   - a cost per work item (the part of the epilogue and the tile switch that MMAs do not hide)
 //     and the Stream-K fixup's partial sums;
 //   - the launch, and the DRAM floor: every operand read once and D written once.
@@ -43,10 +44,10 @@ struct KernelShape {
 };
 
 // The costs of the H100 SXM that the model uses, fitted to the oracle sweep of the standard shapes
-// (README; profiles/sweeps/configs_16.csv).
+// (README; profiles/sweeps/configs_16.csv). The lesson uses them on any Hopper GPU.
 struct MachineCosts {
   double macs_per_ns_per_sm;      // bf16 multiply-adds one SM's tensor cores do, at the clock under load
-  double l2_bytes_per_ns_per_sm;  // what one SM's TMA loads receive from L2
+  double l2_bytes_per_ns_per_sm;  // what one SM's TMA loads read from L2 (a multicast: once)
   double dram_bytes_per_ns;       // what the whole GPU reads from and writes to DRAM
   double launch_ns;               // once per launch: the launch, barrier set-up, the first loads
   double item_ns;                 // per work item: the epilogue and tile switch MMAs do not hide
@@ -89,8 +90,11 @@ inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
 // The time of one k-iteration (a 64-deep slice) of one block. The producer runs ahead of the
 // consumers by the ring's stages, so loading the next slices and multiplying this one overlap, and
 // the slower of the two sets the pace: the tensor cores' time for the tile's multiply-adds, or the
-// time the block's slices of A and B take to arrive from L2. A block loads all of its A rows but
-// only 1 / cluster_m of B: the cluster's multicast brings the rest.
+// time L2 takes to serve the block's own loads of A and B. A block loads all of its A rows but
+// only 1 / cluster_m of B: the cluster's multicast brings the rest, which L2 reads once for all
+// the blocks of the cluster. So the bytes counted are those L2 reads for the block, not those it
+// receives: a 128 x 256 block in a cluster of two receives (128 + 256) x 128 bytes per k-iteration
+// and is charged (128 + 128) x 128.
 inline double iteration_ns(const KernelShape& shape, const MachineCosts& costs) {
   // BEGIN EXERCISE(iteration_bound, returns, host-check=shape_model): the time of one k-iteration
   //   of a block: its tensor cores' time for the tile's multiply-adds, or the time its bytes of A

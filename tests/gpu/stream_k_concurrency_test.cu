@@ -1,13 +1,16 @@
-// Stream-K (lessons 14 and 15) next to other work on the GPU, and on a workspace zeroed once.
+// Stream-K (lessons 14-17) next to other work on the GPU, and on a workspace zeroed once.
 //
 // A Stream-K part waits, spinning, for the parts of other clusters of its grid. That is safe only
 // if those clusters are running or can start: a grid whose clusters wait for clusters that cannot
 // be scheduled, because the SMs are held by the waiters themselves and by another kernel, never
-// finishes. The lessons launch their grids cooperatively (gemm::Residency::all_at_once): all of a
-// grid's clusters are resident at once, or the grid does not start until they can be. Here two
-// Stream-K kernels, each sized to fill the whole GPU, are launched on two streams at the same time,
-// again and again: they must finish (the ctest time limit catches a deadlock) and compute the same
-// bits as when each runs alone.
+// finishes. Lessons 14-16 launch their grids cooperatively (gemm::Residency::all_at_once): all of a
+// grid's clusters are resident at once, or the grid does not start until they can be. Lesson 17
+// never does: its launches are dependent launches, which gemm::launch_clusters never makes
+// cooperative (common/launch.hpp); its grid is only sized to fit the GPU (resident_clusters). Here
+// the last two Stream-K lessons of the registry (16 and 17: one cooperative grid, one not), each
+// sized to fill the whole GPU, are launched on two streams at the same time, again and again: they
+// must finish (the ctest time limit catches a deadlock) and compute the same bits as when each
+// runs alone.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -124,7 +127,7 @@ TEST(StreamKConcurrency, TwoStreamKGridsAtOnceFinishWithTheirOwnBits) {
   }
 }
 
-// A lesson whose workspace resets itself (lesson 15) is launched again and again on a workspace
+// A lesson whose workspace resets itself (lessons 14-17) is launched again and again on a workspace
 // zeroed once, as a caller would: every launch must compute the same bits as the checked first
 // one. A part that found a flag left over from the previous launch would read partial sums that
 // are not there yet: other bits, or a hang that the ctest time limit catches.
