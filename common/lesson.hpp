@@ -23,6 +23,7 @@ struct Configuration {
   const char* name;  // e.g. "128x256_c2_sk8"
   void (*launch)(const GemmArgs& args, cudaStream_t stream);
   size_t (*workspace_bytes)(const GemmProblem& problem);  // nullptr: none
+  size_t (*workspace_flag_bytes)(const GemmProblem& problem);  // Lesson::workspace_flag_bytes
 };
 
 // Everything the harness, the tests, the benchmark and the grader need to know about a lesson.
@@ -43,6 +44,10 @@ struct Lesson {
   // tile's flag). Then the harness zeroes it only when it allocates it or something else has
   // written into it, and every launch a caller makes costs what the timing measures.
   bool workspace_resets_itself = false;
+  // Of a workspace that resets itself, the leading bytes that hold what each launch must leave
+  // zero (Stream-K's flags; the partial sums after them may keep anything). The check reads them
+  // after the lesson's launch: a kernel that forgets the reset fails there, whatever its output.
+  size_t (*workspace_flag_bytes)(const GemmProblem& problem) = nullptr;
   // The lesson computes lesson 15's fused epilogue (alpha, beta * C, bias, activation). Lessons
   // without it are only ever handed the plain product (Epilogue::is_plain()).
   bool fused_epilogue = false;
@@ -62,6 +67,7 @@ inline Lesson with_configuration(const Lesson& lesson, int index) {
   Lesson forced = lesson;
   forced.launch = lesson.configurations[index].launch;
   forced.workspace_bytes = lesson.configurations[index].workspace_bytes;
+  forced.workspace_flag_bytes = lesson.configurations[index].workspace_flag_bytes;
   forced.forced_configuration = index;
   return forced;
 }

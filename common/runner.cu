@@ -1,5 +1,6 @@
 #include "common/runner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -222,6 +223,7 @@ CheckPlan check_plan(const Lesson& lesson) {
   CheckPlan plan;
   plan.other_inputs_first = lesson.workspace_resets_itself || lesson.waits_for_prerequisite;
   plan.late_inputs = lesson.waits_for_prerequisite;
+  plan.flags_checked = lesson.workspace_resets_itself && lesson.workspace_flag_bytes != nullptr;
   return plan;
 }
 
@@ -238,7 +240,17 @@ CheckResult LessonRunner::check(const Lesson& lesson) {
   }
   CheckResult result = verify_current_output();
   result.early_writes = early_writes;
+  if (plan.flags_checked) result.flag_bytes_left_set = flag_bytes_left_set(lesson);
   return result;
+}
+
+int64_t LessonRunner::flag_bytes_left_set(const Lesson& lesson) {
+  const size_t bytes = std::min(lesson.workspace_flag_bytes(problem_), workspace_.memory.bytes());
+  std::vector<unsigned char> flags(bytes);
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (bytes > 0)
+    CUDA_CHECK(cudaMemcpy(flags.data(), workspace_.memory.get(), bytes, cudaMemcpyDeviceToHost));
+  return std::count_if(flags.begin(), flags.end(), [](unsigned char byte) { return byte != 0; });
 }
 
 void LessonRunner::launch_on_other_inputs(const Lesson& lesson) {
@@ -412,6 +424,10 @@ std::string format_table(const RunReport& report) {
     if (check.against_cpu)
       out << "          " << (check.against_cpu->passed() ? "PASS" : "FAIL")
           << " vs fp64 on the CPU: " << check.against_cpu->summary(report.problem.n) << "\n";
+    if (check.flag_bytes_left_set > 0)
+      out << "          FAIL: the launch left " << check.flag_bytes_left_set
+          << " bytes of its workspace's flags set: the next launch, on a workspace zeroed once,"
+             " would take them for parts already counted\n";
     if (check.early_writes.any())
       out << "          FAIL: the kernel wrote before the kernel ahead of it had finished ("
           << check.early_writes.d_elements << " elements of D, "
@@ -515,6 +531,7 @@ std::string format_json(const RunReport& report) {
         << ", \"mismatches\": " << v.mismatches << ", \"nan_or_inf\": " << v.nan_or_inf
         << ", \"unwritten\": " << v.unwritten << ", \"guard_overwritten\": " << v.guard_overwritten
         << ", \"cpu_fp64_checked\": " << (report.check->against_cpu ? "true" : "false")
+        << ", \"flag_bytes_left_set\": " << report.check->flag_bytes_left_set
         << ", \"early_writes\": {\"d_elements\": " << report.check->early_writes.d_elements
         << ", \"workspace_words\": " << report.check->early_writes.workspace_words << "}"
         << ", \"output_hash\": \"" << hash << "\"}";

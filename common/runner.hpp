@@ -57,10 +57,13 @@ struct CheckResult {
   VerifyReport against_cublas;                 // cuBLAS / cuBLASLt, fp32 output
   std::optional<VerifyReport> against_cpu;     // fp64 on the CPU, small shapes only
   EarlyWrites early_writes;                    // late-input check only; none otherwise
+  // Of a workspace that resets itself: the bytes of its flags (Lesson::workspace_flag_bytes)
+  // that the launch left non-zero, which the next launch would take for parts already counted.
+  int64_t flag_bytes_left_set = 0;
   uint64_t output_hash = 0;                    // FNV-1a of D's bytes: reruns must agree
   bool passed() const {
     return against_cublas.passed() && (!against_cpu || against_cpu->passed()) &&
-           !early_writes.any();
+           !early_writes.any() && flag_bytes_left_set == 0;
   }
 };
 
@@ -76,9 +79,14 @@ struct CheckResult {
 //   - late_inputs: the checked launch gets its inputs late, from a kernel ahead of it that also
 //     watches D and the workspace (common/late_inputs.hpp), for a lesson that waits for its
 //     prerequisite on the device.
+// The launch on other inputs catches a missing reset only where the race it leaves goes wrong (the
+// last part adding stale sums before the other parts wrote theirs), so a lesson that declares its
+// flags also has them read after the checked launch:
+//   - flags_checked: every byte of Lesson::workspace_flag_bytes must be zero again.
 struct CheckPlan {
   bool other_inputs_first = false;
   bool late_inputs = false;
+  bool flags_checked = false;
 };
 CheckPlan check_plan(const Lesson& lesson);
 
@@ -172,6 +180,9 @@ class LessonRunner {
   // check()'s launch of a lesson that waits for its prerequisite: poisoned inputs, restored late
   // by the kernel ahead of it, which also counts what the lesson wrote too early. Waits for both.
   EarlyWrites launch_with_late_inputs(const Lesson& lesson);
+  // After check()'s launch (CheckPlan::flags_checked): how many bytes of the lesson's workspace
+  // flags are not zero.
+  int64_t flag_bytes_left_set(const Lesson& lesson);
   Epilogue epilogue() const;
   // Before a launch of `lesson` (outside any timed region): zeroes the workspace where the lesson
   // needs zeros and will not find them.

@@ -273,12 +273,23 @@ size_t workspace_bytes_tile(const gemm::GemmProblem& problem) {
   return gemm::hopper::StreamKWorkspace<Tile>::bytes(plan_for<Tile, Reverse>(problem));
 }
 
+// NEW in lesson 14: the part of that workspace that every launch must find zero and leave zero:
+// the flags, which the harness checks after a launch.
+template <class Tile, bool Reverse = true>
+size_t workspace_flag_bytes_tile(const gemm::GemmProblem& problem) {
+  return gemm::hopper::StreamKWorkspace<Tile>::flag_bytes(plan_for<Tile, Reverse>(problem));
+}
+
 inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
   launch_tile<DefaultTile>(args, stream);
 }
 
 inline size_t workspace_bytes(const gemm::GemmProblem& problem) {
   return workspace_bytes_tile<DefaultTile>(problem);
+}
+
+inline size_t workspace_flag_bytes(const gemm::GemmProblem& problem) {
+  return workspace_flag_bytes_tile<DefaultTile>(problem);
 }
 
 inline constexpr gemm::Lesson kLesson{
@@ -294,6 +305,7 @@ inline constexpr gemm::Lesson kLesson{
     // caller's launches pay for nothing else.
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
+    .workspace_flag_bytes = &workspace_flag_bytes,
 };
 
 }  // namespace lesson14

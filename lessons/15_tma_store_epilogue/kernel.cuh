@@ -393,10 +393,16 @@ void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
   }
 }
 
-// The workspace this lesson needs for a problem (lesson 14).
+// The workspace this lesson needs for a problem, and its flags, which every launch must leave zero
+// (lesson 14).
 template <class Tile, bool Reverse = true, int MinIterations = gemm::kStreamKMinIterations>
 size_t workspace_bytes_tile(const gemm::GemmProblem& problem) {
   return gemm::hopper::StreamKWorkspace<Tile>::bytes(plan_for<Tile, Reverse, MinIterations>(problem));
+}
+template <class Tile, bool Reverse = true, int MinIterations = gemm::kStreamKMinIterations>
+size_t workspace_flag_bytes_tile(const gemm::GemmProblem& problem) {
+  return gemm::hopper::StreamKWorkspace<Tile>::flag_bytes(
+      plan_for<Tile, Reverse, MinIterations>(problem));
 }
 
 inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
@@ -405,6 +411,10 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 
 inline size_t workspace_bytes(const gemm::GemmProblem& problem) {
   return workspace_bytes_tile<DefaultTile>(problem);
+}
+
+inline size_t workspace_flag_bytes(const gemm::GemmProblem& problem) {
+  return workspace_flag_bytes_tile<DefaultTile>(problem);
 }
 
 inline constexpr gemm::Lesson kLesson{
@@ -419,6 +429,7 @@ inline constexpr gemm::Lesson kLesson{
     // it once, when it allocates it.
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
+    .workspace_flag_bytes = &workspace_flag_bytes,
     .fused_epilogue = true,
 };
 

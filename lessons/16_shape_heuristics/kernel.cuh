@@ -167,6 +167,9 @@ struct Config {
   static size_t workspace_bytes(const gemm::GemmProblem& problem) {
     return lesson15::workspace_bytes_tile<Tile, /*Reverse=*/true, MinIterations>(problem);
   }
+  static size_t workspace_flag_bytes(const gemm::GemmProblem& problem) {
+    return lesson15::workspace_flag_bytes_tile<Tile, /*Reverse=*/true, MinIterations>(problem);
+  }
   static int64_t workers() { return lesson15::resident_workers<Tile>(); }
 };
 
@@ -178,7 +181,8 @@ struct Entry {
 };
 template <class C>
 constexpr Entry entry(const char* name) {
-  return {{name, &C::launch, &C::workspace_bytes}, C::kShape, &C::workers};
+  return {{name, &C::launch, &C::workspace_bytes, &C::workspace_flag_bytes}, C::kShape,
+          &C::workers};
 }
 
 // Lesson 15's configuration first; then the same tile data-parallel and without clusters; then
@@ -241,6 +245,10 @@ inline size_t workspace_bytes(const gemm::GemmProblem& problem) {
   return kEntries[chosen_configuration(problem)].configuration.workspace_bytes(problem);
 }
 
+inline size_t workspace_flag_bytes(const gemm::GemmProblem& problem) {
+  return kEntries[chosen_configuration(problem)].configuration.workspace_flag_bytes(problem);
+}
+
 inline constexpr gemm::Lesson kLesson{
     .id = 16,
     .parent = 15,
@@ -251,6 +259,7 @@ inline constexpr gemm::Lesson kLesson{
     .min_arch = gemm::MinArch::sm90a,
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
+    .workspace_flag_bytes = &workspace_flag_bytes,
     .fused_epilogue = true,
     .configurations = kConfigurations.data(),
     .configuration_count = kConfigurationCount,

@@ -163,6 +163,7 @@ inline constexpr gemm::Lesson kLesson{
     .min_arch = gemm::MinArch::sm90a,
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
+    .workspace_flag_bytes = &lesson16::workspace_flag_bytes,
     .fused_epilogue = true,
     .configurations = kConfigurations.data(),
     .configuration_count = lesson16::kConfigurationCount,

@@ -36,6 +36,7 @@ gemm::Lesson lesson_without_wait() {
   gemm::Lesson lesson = lesson17::kLesson;
   lesson.launch = &launch_without_wait;
   lesson.workspace_bytes = &lesson15::workspace_bytes;
+  lesson.workspace_flag_bytes = &lesson15::workspace_flag_bytes;
   lesson.configurations = nullptr;
   lesson.configuration_count = 0;
   lesson.chosen_configuration = nullptr;

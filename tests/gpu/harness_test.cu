@@ -67,11 +67,14 @@ void remembering_launch(const GemmArgs& args, cudaStream_t stream) {
   remember_or_recall<<<64, 256, 0, stream>>>(launched, copy, args.d, args.problem.m * args.problem.n);
   mark_launched<<<1, 1, 0, stream>>>(launched);
 }
+size_t remembering_flag_bytes(const GemmProblem&) { return kRememberedCopyOffset; }
+
 constexpr Lesson kRememberingLesson{.id = 97, .slug = "remembering", .title = "bug",
                                     .launch = &remembering_launch,
                                     .workspace_bytes = &remembering_workspace_bytes,
                                     .min_arch = gemm::MinArch::sm80, .zeroed_workspace = true,
-                                    .workspace_resets_itself = true};
+                                    .workspace_resets_itself = true,
+                                    .workspace_flag_bytes = &remembering_flag_bytes};
 
 void set_element(bf16* device_data, int64_t index, uint16_t bits) {
   CUDA_CHECK(cudaMemcpy(device_data + index, &bits, sizeof(bits), cudaMemcpyHostToDevice));
@@ -162,6 +165,8 @@ TEST_F(Harness, CatchesALessonThatDependsOnThePreviousLaunch) {
   const gemm::CheckResult result = runner.check(kRememberingLesson);
   EXPECT_FALSE(result.passed()) << "a launch that returns the previous launch's result passed";
   EXPECT_GT(result.against_cublas.mismatches, kProblem.m * kProblem.n / 2);
+  // Its flag, which it never resets, fails the check by itself, whatever the output.
+  EXPECT_EQ(result.flag_bytes_left_set, 1);
   // The same kernel with a workspace zeroed before every launch is right every time.
   Lesson zeroed_every_time = kRememberingLesson;
   zeroed_every_time.workspace_resets_itself = false;

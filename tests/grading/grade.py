@@ -530,6 +530,10 @@ class Grader:
                    f"{check.get('mismatches', '?')} mismatches, {check.get('nan_or_inf', '?')} NaN/Inf, "
                    f"{check.get('unwritten', '?')} unwritten, "
                    f"{check.get('guard_overwritten', '?')} written past the end of D")
+        if check.get("flag_bytes_left_set"):
+            details = (f"it left {check.get('flag_bytes_left_set')} bytes of its workspace's flags "
+                       "set, which the next launch on a workspace zeroed once takes for parts "
+                       "already counted; " + details)
         early = check.get("early_writes") if isinstance(check.get("early_writes"), dict) else {}
         if early.get("d_elements") or early.get("workspace_words"):
             details = (f"it wrote {early.get('d_elements')} elements of D and "

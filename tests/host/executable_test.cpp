@@ -163,10 +163,16 @@ TEST(CheckPlan, OtherInputsFirstWhereAWorkspaceResetsItselfOrInputsComeLate) {
         << gemm::lesson_name(lesson);
     EXPECT_EQ(plan.late_inputs, lesson.waits_for_prerequisite) << gemm::lesson_name(lesson);
     EXPECT_EQ(lesson.workspace_resets_itself, lesson.id >= 14) << gemm::lesson_name(lesson);
+    // Their flags are read after the checked launch: each of them declares where they are.
+    EXPECT_EQ(plan.flags_checked, lesson.workspace_resets_itself) << gemm::lesson_name(lesson);
+    for (int c = 0; c < lesson.configuration_count; ++c)
+      EXPECT_NE(lesson.configurations[c].workspace_flag_bytes, nullptr)
+          << gemm::lesson_name(lesson) << ": " << lesson.configurations[c].name;
   }
   gemm::Lesson plain = gemm::all_lessons().front();
   EXPECT_FALSE(gemm::check_plan(plain).other_inputs_first);
   plain.workspace_resets_itself = true;
   EXPECT_TRUE(gemm::check_plan(plain).other_inputs_first);
   EXPECT_FALSE(gemm::check_plan(plain).late_inputs);
+  EXPECT_FALSE(gemm::check_plan(plain).flags_checked);  // no flags declared: nothing to read
 }

@@ -133,6 +133,14 @@ class Messages(unittest.TestCase):
         passed, text = self.grader.judge(self.result(1, report), self.shape)
         self.assertNotIn("kernel ahead", text)
 
+    def test_a_report_that_left_its_flags_set(self):
+        report = {"lesson": 1, "m": 1, "n": 8, "k": 8, "seed": 1007,
+                  "check": {"passed": False, "max_normalized_error": 0.3, "mismatches": 0,
+                            "flag_bytes_left_set": 12}}
+        passed, text = self.grader.judge(self.result(1, report), self.shape)
+        self.assertFalse(passed)
+        self.assertIn("it left 12 bytes of its workspace's flags set", text)
+
     def test_a_report_of_another_run(self):
         report = {"lesson": 1, "m": 2, "n": 8, "k": 8, "seed": 1007, "check": {"passed": True}}
         passed, text = self.grader.judge(self.result(0, report), self.shape)
