@@ -15,6 +15,7 @@
 #   make profile L=08      Nsight Compute report of lesson 08      (profiles/README.md)
 #   make compare A=07 B=08 two lessons' profiles side by side      (profiles/README.md)
 #   make timeline          lesson 17's MLP chain on a CUPTI timeline (profiles/README.md)
+#   make device            what the GPU reports, its measured bandwidth and ridge point
 
 BUILD ?= build
 JOBS ?= $(shell nproc)

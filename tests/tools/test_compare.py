@@ -30,7 +30,19 @@ import compare  # noqa: E402  (after the path is set)
 BANK_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 
 
-class CompareTestCase(unittest.TestCase):
+class OneLineErrors:
+    """assert_one_line_error for the test cases that run compare.py."""
+
+    def assert_one_line_error(self, result, *fragments):
+        self.assertNotEqual(result.returncode, 0)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        self.assertTrue(result.stderr.startswith("compare.py: "), result.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, result.stderr)
+
+
+class CompareTestCase(OneLineErrors, unittest.TestCase):
     """A temporary reports folder (lessons 03, 04) and reference folder (lesson 05)."""
 
     def setUp(self):
@@ -57,13 +69,6 @@ class CompareTestCase(unittest.TestCase):
         self.assertEqual(len(lines), 1, output)
         return lines[0]
 
-    def assert_one_line_error(self, result, *fragments):
-        self.assertNotEqual(result.returncode, 0)
-        self.assertEqual(result.stdout, "")
-        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
-        self.assertTrue(result.stderr.startswith("compare.py: "), result.stderr)
-        for fragment in fragments:
-            self.assertIn(fragment, result.stderr)
 
 
 class KnownDeltas(CompareTestCase):
@@ -305,7 +310,7 @@ FAKE_NVIDIA_SMI = """#!/bin/sh
 """
 
 
-class ReferenceFolders(unittest.TestCase):
+class ReferenceFolders(OneLineErrors, unittest.TestCase):
     """profiles/reference/<model>/: h100 holds lessons 05 and 06 (2000-01-01), h200 lesson 05 only
     (2000-02-01, the newer). Lessons 03 and 04 have local exports."""
 
@@ -349,13 +354,6 @@ class ReferenceFolders(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         return [line.strip() for line in result.stdout.splitlines()[1:4]]
 
-    def assert_one_line_error(self, result, *fragments):
-        self.assertNotEqual(result.returncode, 0)
-        self.assertEqual(result.stdout, "")
-        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
-        self.assertTrue(result.stderr.startswith("compare.py: "), result.stderr)
-        for fragment in fragments:
-            self.assertIn(fragment, result.stderr)
 
     def test_gpu_option_picks_the_folder(self):
         lines = self.source_lines(self.run_compare("03", "05", "--gpu", "h100"))

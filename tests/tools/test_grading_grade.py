@@ -170,30 +170,28 @@ class Messages(unittest.TestCase):
         with self.assertRaisesRegex(runs.InfrastructureError, "no usable CUDA GPU"):
             self.grader.canary("after the run of large_4096 was killed")
 
-    def test_a_host_check_that_fails_silently(self):
+    def host_check_test(self, script, name):
+        """The report's test of host check `name`, run as the shell script `script`."""
         check = self.dir / "check"
-        check.write_text("#!/bin/sh\nexit 1\n")
+        check.write_text("#!/bin/sh\n" + script)
         check.chmod(0o755)
         self.grader.tree = FakeTree()
         self.grader.tree.executable = lambda target: check
         self.grader.folder = grade.build.Folder("fake", self.dir, ["lesson"])
-        self.grader.host_check("swizzle_bank_conflicts")
-        test = self.grader.report.tests[-1]
+        self.grader.host_check(name)
+        return self.grader.report.tests[-1]
+
+    def test_a_host_check_that_fails_silently(self):
+        test = self.host_check_test("exit 1\n", "swizzle_bank_conflicts")
         self.assertFalse(test.passed)
         self.assertEqual(test.output, "failed (exit code 1 (the check failed)), without printing why")
 
     def test_a_failed_host_check_leads_with_its_first_failure(self):
-        check = self.dir / "check"
-        check.write_text("#!/bin/sh\necho 'checking 12 cases'\n"
-                         "echo 'FAIL iteration_ns: tile 128 x 256, cluster 2: 10 ns, expected 20 ns'\n"
-                         "echo 'FAIL iteration_ns: tile 128 x 64, cluster 1: 3 ns, expected 5 ns'\n"
-                         "exit 1\n")
-        check.chmod(0o755)
-        self.grader.tree = FakeTree()
-        self.grader.tree.executable = lambda target: check
-        self.grader.folder = grade.build.Folder("fake", self.dir, ["lesson"])
-        self.grader.host_check("shape_model")
-        test = self.grader.report.tests[-1]
+        test = self.host_check_test(
+            "echo 'checking 12 cases'\n"
+            "echo 'FAIL iteration_ns: tile 128 x 256, cluster 2: 10 ns, expected 20 ns'\n"
+            "echo 'FAIL iteration_ns: tile 128 x 64, cluster 1: 3 ns, expected 5 ns'\n"
+            "exit 1\n", "shape_model")
         self.assertFalse(test.passed)
         first, *rest = test.output.split("\n")
         self.assertEqual(first, "failed (exit code 1 (the check failed)): FAIL iteration_ns: tile "
