@@ -7,10 +7,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/device_facts.hpp"
 #include "common/epilogue_reference.hpp"
 #include "common/late_inputs.hpp"
 #include "common/launch.hpp"
 #include "common/random.hpp"
+#include "common/text_format.hpp"
 
 // The CUDA architectures this build targets (CMAKE_CUDA_ARCHITECTURES), set by CMake.
 #ifndef GEMM_CUDA_ARCHITECTURES
@@ -29,21 +31,6 @@ bool arch_runs_on(const std::string& arch, int major, int minor) {
   const int device = major * 10 + minor;
   if (arch.size() > 2 && arch[2] == 'a') return number == device;
   return number <= device;
-}
-
-std::string json_escape(const std::string& text) {
-  std::string escaped;
-  for (char c : text) {
-    if (c == '"' || c == '\\') escaped += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) escaped += c;
-  }
-  return escaped;
-}
-
-std::string format_number(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), format, value);
-  return text;
 }
 
 }  // namespace
@@ -111,15 +98,14 @@ std::string describe_epilogue(const EpilogueOptions& epilogue) {
 namespace {
 DeviceInfo query_device(int ordinal) {
   CUDA_CHECK(cudaSetDevice(ordinal));
-  cudaDeviceProp properties;
-  CUDA_CHECK(cudaGetDeviceProperties(&properties, ordinal));
+  const DeviceFacts facts = query_device_facts(ordinal);
   DeviceInfo info;
   info.ordinal = ordinal;
-  info.name = properties.name;
-  info.major = properties.major;
-  info.minor = properties.minor;
-  info.sm_count = properties.multiProcessorCount;
-  info.l2_bytes = size_t(properties.l2CacheSize);
+  info.name = facts.name;
+  info.major = facts.compute_capability_major;
+  info.minor = facts.compute_capability_minor;
+  info.sm_count = facts.sm_count;
+  info.l2_bytes = size_t(facts.l2_cache_bytes);
   return info;
 }
 

@@ -67,9 +67,8 @@ struct CheckResult {
   }
 };
 
-// How check() launches a lesson before it compares D, from what the lesson declares. A check
-// must fail whatever a wrong kernel gets right by chance, and two chances need launches of their
-// own:
+// What check() does besides comparing D, from what the lesson declares. A check must fail
+// whatever a wrong kernel gets right by chance, and two chances need launches of their own:
 //   - other_inputs_first: one launch on other random inputs, into the same workspace, before the
 //     checked one. A lesson whose workspace resets itself (Stream-K's flags, lesson 14 on) is
 //     zeroed once, when its workspace is allocated: a launch that forgets the reset leaves the

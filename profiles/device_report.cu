@@ -30,9 +30,12 @@
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/device_facts.hpp"
+#include "common/text_format.hpp"
 #include "common/timing.hpp"
 
 namespace {
+
+using gemm::format_number;
 
 constexpr size_t kBufferBytes = size_t(2) << 30;
 constexpr int kWarmups = 3;
@@ -130,12 +133,6 @@ Measurements measure(const gemm::DeviceFacts& facts, int ordinal) {
 
 // ---- output ---------------------------------------------------------------------------------
 
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), pattern, value);
-  return text;
-}
-
 // 62914560 -> "62,914,560 B (60.0 MiB)": the exact count, and the size in the unit people say.
 std::string bytes_text(int64_t bytes) {
   std::string digits = std::to_string(bytes), grouped;
@@ -144,19 +141,14 @@ std::string bytes_text(int64_t bytes) {
     grouped += digits[i];
   }
   const double kib = double(bytes) / 1024;
-  const std::string unit = kib >= 1024.0 * 1024 ? format("%.1f GiB", kib / (1024.0 * 1024))
-                           : kib >= 1024        ? format("%.1f MiB", kib / 1024)
-                                                : format("%.1f KiB", kib);
+  const std::string unit = kib >= 1024.0 * 1024 ? format_number("%.1f GiB", kib / (1024.0 * 1024))
+                           : kib >= 1024        ? format_number("%.1f MiB", kib / 1024)
+                                                : format_number("%.1f KiB", kib);
   return grouped + " B (" + unit + ")";
 }
 
 std::string json_string(const std::string& text) {
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') quoted += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) quoted += c;
-  }
-  return quoted + "\"";
+  return "\"" + gemm::json_escape(text) + "\"";
 }
 
 struct Report {
@@ -177,7 +169,7 @@ void print_table(const Report& report) {
   const gemm::DeviceFacts& facts = report.facts;
   const double theoretical = report.theoretical_bytes_per_second();
   const double peak = report.peak_flops_per_second();
-  const std::string buffer = format("%.0f GiB", double(kBufferBytes) / (1 << 30));
+  const std::string buffer = format_number("%.0f GiB", double(kBufferBytes) / (1 << 30));
   const std::string timed = ", median of " + std::to_string(kRepetitions);
   const auto row = [](const std::string& what, const std::string& value, const char* source) {
     std::printf("| %s | %s | %s |\n", what.c_str(), value.c_str(), source);
@@ -192,29 +184,30 @@ void print_table(const Report& report) {
   row("L2 cache", bytes_text(facts.l2_cache_bytes), "device query");
   row("global memory", bytes_text(facts.global_memory_bytes), "device query");
   row("memory bus width", std::to_string(facts.memory_bus_width_bits) + " bits", "device query");
-  row("memory clock", format("%.0f MHz", facts.memory_clock_khz / 1e3), "device query");
-  row("max SM clock", format("%.0f MHz", facts.max_sm_clock_khz / 1e3), "device query");
+  row("memory clock", format_number("%.0f MHz", facts.memory_clock_khz / 1e3), "device query");
+  row("max SM clock", format_number("%.0f MHz", facts.max_sm_clock_khz / 1e3), "device query");
   row("shared memory per block, opt-in", bytes_text(facts.shared_memory_per_block_optin_bytes),
       "device query");
   row("shared memory per SM", bytes_text(facts.shared_memory_per_sm_bytes), "device query");
   row("thread block clusters", facts.cluster_launch ? "yes" : "no", "device query");
   row("theoretical DRAM bandwidth (2 x memory clock x bus width / 8)",
-      format("%.3f TB/s", theoretical / 1e12), "arithmetic");
+      format_number("%.3f TB/s", theoretical / 1e12), "arithmetic");
   row("copy bandwidth (device to device, " + buffer + " read + " + buffer + " written" + timed +
           ")",
-      format("%.3f TB/s", report.measured.copy_bytes_per_second / 1e12), "measured");
+      format_number("%.3f TB/s", report.measured.copy_bytes_per_second / 1e12), "measured");
   row("read bandwidth (a kernel summing " + buffer + timed + ")",
-      format("%.3f TB/s", report.measured.read_bytes_per_second / 1e12), "measured");
+      format_number("%.3f TB/s", report.measured.read_bytes_per_second / 1e12), "measured");
   row("copy bandwidth / theoretical",
-      format("%.1f%%", 100 * report.measured.copy_bytes_per_second / theoretical), "arithmetic");
+      format_number("%.1f%%", 100 * report.measured.copy_bytes_per_second / theoretical),
+      "arithmetic");
   row("dense bf16 tensor peak at the max SM clock (SMs x 4096 x clock)",
-      format("%.1f TFLOP/s", peak / 1e12), "arithmetic");
+      format_number("%.1f TFLOP/s", peak / 1e12), "arithmetic");
   row("ridge point: that peak / copy bandwidth",
-      format("%.0f flops per byte",
-             gemm::ridge_point_flops_per_byte(peak, report.measured.copy_bytes_per_second)),
+      format_number("%.0f flops per byte",
+                    gemm::ridge_point_flops_per_byte(peak, report.measured.copy_bytes_per_second)),
       "arithmetic");
   row("ridge point: that peak / theoretical bandwidth",
-      format("%.0f flops per byte", gemm::ridge_point_flops_per_byte(peak, theoretical)),
+      format_number("%.0f flops per byte", gemm::ridge_point_flops_per_byte(peak, theoretical)),
       "arithmetic");
   std::printf("\nrun on %s, commit %s\n", report.date.c_str(), report.commit.c_str());
 }
