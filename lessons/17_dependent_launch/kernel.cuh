@@ -108,11 +108,15 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
                                      rank, item.k_begin, item.k_end, write_state);
       }
       // END EXERCISE
-      // NEW in lesson 17: every load of this block is issued: the kernel behind may be scheduled
-      // (once every block has said so) and run its prologue on the SMs this grid frees.
+      // NEW in lesson 17: once every load of this block is issued, the kernel behind may be
+      // scheduled (when every block has said so) and run its prologue on the SMs this grid frees.
+      // BEGIN EXERCISE(let_dependents_start, places=launch_dependent_grids): the end of the
+      //   producer's work is given; place the signal that lets the kernel behind be scheduled,
+      //   once nothing this block still does needs it to wait
       gemm::ptx::launch_dependent_grids();
       queue.post(post_state, gemm::hopper::WorkItem{});  // no slices: the end of the work
       producer_tail(pipeline, write_state);  // lesson 12: before this block may exit
+      // END EXERCISE
     }
     return;
   }

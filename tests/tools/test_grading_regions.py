@@ -166,10 +166,13 @@ class CutAndSplice(unittest.TestCase):
                       if region.name == "wait_for_prerequisite")
         self.assertEqual(region.attributes["places"], ["wait_for_prerequisite_grids"])
         self.assertEqual(regions.solution_lines(text),
-                         [("wait_for_prerequisite", "gemm::ptx::wait_for_prerequisite_grids();")])
+                         [("wait_for_prerequisite", "gemm::ptx::wait_for_prerequisite_grids();"),
+                          ("let_dependents_start", "gemm::ptx::launch_dependent_grids();")])
         handout = regions.cut(text)
         self.assertNotIn("wait_for_prerequisite_grids();", handout)
+        self.assertNotIn("launch_dependent_grids();", handout)
         self.assertIn("load_k_range_multicast<Tile>(", handout)
+        self.assertIn("producer_tail(pipeline, write_state);", handout)
 
 
 class Validator(unittest.TestCase):
