@@ -38,9 +38,9 @@ DeviceFacts query_device_facts(int ordinal) {
 }
 
 double theoretical_dram_bytes_per_second(int64_t memory_clock_khz, int memory_bus_width_bits) {
-  // The factor 2 (two transfers per reported clock), checked against the H100 SXM: it reports a
-  // 2619 MHz memory clock on a 5120-bit bus, and 2 x 2619e6 x 5120 / 8 = 3.352e12 bytes/s is
-  // NVIDIA's 3.35 TB/s; a factor of 1 would give half of that, 4 twice. No correction toward a
+  // The factor 2 (two transfers per reported clock), checked against our H200: it reports a
+  // 3201 MHz memory clock on a 6016-bit bus, and 2 x 3201e6 x 6016 / 8 = 4.814e12 bytes/s is
+  // NVIDIA's 4.8 TB/s; a factor of 1 would give half of that, 4 twice. No correction toward a
   // datasheet is applied: if a GPU's reported clock and bus do not give its datasheet figure, this
   // shows the difference, and the course's bandwidth is the one measured by a copy (make device).
   constexpr double kTransfersPerClock = 2.0;

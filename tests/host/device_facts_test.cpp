@@ -9,15 +9,16 @@ using gemm::ridge_point_flops_per_byte;
 using gemm::theoretical_dram_bytes_per_second;
 
 TEST(DeviceFacts, DramBandwidthCountsTwoTransfersPerReportedClock) {
-  // The H100 SXM: a 2619 MHz memory clock on a 5120-bit bus is NVIDIA's 3.35 TB/s.
-  const double bandwidth = theoretical_dram_bytes_per_second(2619000, 5120);
-  EXPECT_DOUBLE_EQ(bandwidth, 2.0 * 2619e6 * 5120 / 8);
-  EXPECT_NEAR(bandwidth, 3.35e12, 0.005e12);
+  // Our H200 reports a 3201 MHz memory clock on a 6016-bit bus (make device, 2026-11-27): two
+  // transfers per clock give 4.814 TB/s, NVIDIA's 4.8 TB/s; one or four would give half or double.
+  const double bandwidth = theoretical_dram_bytes_per_second(3201000, 6016);
+  EXPECT_DOUBLE_EQ(bandwidth, 2.0 * 3201e6 * 6016 / 8);
+  EXPECT_NEAR(bandwidth, 4.8e12, 0.02e12);
 }
 
 TEST(DeviceFacts, DramBandwidthIsWhatTheClockGivesNotADatasheetFigure) {
-  // On a 6144-bit bus, 4.8 TB/s (the H200's datasheet figure) needs exactly 3125 MHz. Any other
-  // reported clock gives its own figure, in proportion: nothing rounds it toward 4.8 TB/s.
+  // On a 6144-bit bus, 4.8 TB/s needs exactly 3125 MHz. Any other reported clock gives its own
+  // figure, in proportion: nothing rounds it toward a datasheet's.
   EXPECT_DOUBLE_EQ(theoretical_dram_bytes_per_second(3125000, 6144), 4.8e12);
   EXPECT_DOUBLE_EQ(theoretical_dram_bytes_per_second(3250000, 6144), 4.8e12 * 3250.0 / 3125.0);
 }
