@@ -7,33 +7,43 @@
 #include <cuda_runtime_api.h>
 
 #include "common/cuda_check.hpp"
+#include "common/per_device.hpp"
 
 namespace gemm {
 
+// The device the calling host thread launches on (cudaSetDevice).
+inline int current_device() {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
 // A block may use more than 48 KB of dynamic shared memory only if its kernel was allowed to
-// beforehand (cudaFuncAttributeMaxDynamicSharedMemorySize). The attribute stays set for the life
-// of the process, so this asks once per kernel (the static below is one per Kernel), and checks:
-// asking for more than the GPU has fails here, with the call and the reason, not at the launch.
+// beforehand (cudaFuncAttributeMaxDynamicSharedMemorySize). The attribute is set on the current
+// device and stays set for the life of the process, so this asks once per kernel and device (the
+// static below is one per Kernel, keyed by device), and checks: asking for more than the GPU has
+// fails here, with the call and the reason, not at the launch.
 // Call it as allow_dynamic_shared_memory<gemm_kernel<Tile>>(bytes).
 template <auto Kernel>
 void allow_dynamic_shared_memory(int bytes) {
-  static const bool allowed = [bytes] {
+  static PerDevice<bool> allowed;
+  allowed.get(current_device(), [bytes] {
     CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     return true;
-  }();
-  (void)allowed;
+  });
 }
 
 // How many blocks of `Kernel` can be resident on the GPU at once, with `threads` threads and
 // `dynamic_shared_bytes` of dynamic shared memory per block: the SM count times the blocks per
 // SM that the occupancy calculator allows. A persistent grid launches at most this many, so that
 // every block is running from the start. Asked once per kernel (each kernel instance has one
-// configuration) on the current device; throws CudaError if not even one block fits.
+// configuration) and device; throws CudaError if not even one block fits.
 template <auto Kernel>
 int resident_blocks(int threads, int dynamic_shared_bytes) {
-  static const int blocks = [threads, dynamic_shared_bytes] {
-    int device = 0, sm_count = 0, per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
+  static PerDevice<int> blocks;
+  const int device = current_device();
+  return blocks.get(device, [device, threads, dynamic_shared_bytes] {
+    int sm_count = 0, per_sm = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads,
                                                              size_t(dynamic_shared_bytes)));
@@ -43,17 +53,17 @@ int resident_blocks(int threads, int dynamic_shared_bytes) {
                            std::to_string(dynamic_shared_bytes) + " bytes of shared memory fits on an SM",
                        __FILE__, __LINE__);
     return sm_count * per_sm;
-  }();
-  return blocks;
+  });
 }
 
 // How many clusters of `cluster_size` CTAs of `Kernel` (along x) can be resident at once
 // (cudaOccupancyMaxActiveClusters): clusters need their CTAs on SMs of one GPC at the same time,
-// so this can be less than the SM count divided by the cluster size. Asked once per kernel, on
-// the current device; throws CudaError with the reason if not even one cluster fits.
+// so this can be less than the SM count divided by the cluster size. Asked once per kernel and
+// device; throws CudaError with the reason if not even one cluster fits.
 template <auto Kernel>
 int resident_clusters(int cluster_size, int threads, int dynamic_shared_bytes) {
-  static const int clusters = [cluster_size, threads, dynamic_shared_bytes] {
+  static PerDevice<int> clusters;
+  return clusters.get(current_device(), [cluster_size, threads, dynamic_shared_bytes] {
     cudaLaunchConfig_t config{};
     config.gridDim = dim3(unsigned(cluster_size));
     config.blockDim = dim3(unsigned(threads));
@@ -75,8 +85,7 @@ int resident_clusters(int cluster_size, int threads, int dynamic_shared_bytes) {
                            " bytes of shared memory each fits on this GPU",
                        __FILE__, __LINE__);
     return count;
-  }();
-  return clusters;
+  });
 }
 
 // Whether every cluster of a launch must be running at the same time.

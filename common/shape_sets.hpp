@@ -23,7 +23,8 @@ inline const std::vector<GemmProblem>& standard_sweep() {
 }
 
 // The workload set (lesson 16): the linear layers of two open transformers, at 512, 2048 and 8192
-// tokens (M). Llama 3.1 8B: d_model 4096, d_ff 14336, 32 query and 8 key-value heads of 128, so
+// tokens (M: prefill and training batches), then at 16, 32, 64, 128 and 256 tokens (the decode
+// rows: a batch of requests generating one token each). Llama 3.1 8B: d_model 4096, d_ff 14336, 32 query and 8 key-value heads of 128, so
 // QKV 6144 x 4096, O 4096 x 4096, gate and up together 28672 x 4096, down 4096 x 14336 (N x K).
 // Llama 3.1 70B: d_model 8192, d_ff 28672, 64 and 8 heads: QKV 10240 x 8192, O 8192 x 8192,
 // gate-up 57344 x 8192, down 8192 x 28672.
@@ -32,7 +33,7 @@ inline const std::vector<GemmProblem>& workload_set() {
     const int64_t layers[][2] = {{6144, 4096},   {4096, 4096},  {28672, 4096}, {4096, 14336},
                                  {10240, 8192},  {8192, 8192},  {57344, 8192}, {8192, 28672}};
     std::vector<GemmProblem> list;
-    for (int64_t tokens : {512, 2048, 8192})
+    for (int64_t tokens : {512, 2048, 8192, 16, 32, 64, 128, 256})
       for (const auto& layer : layers) list.push_back({tokens, layer[0], layer[1]});
     return list;
   }();

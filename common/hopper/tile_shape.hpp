@@ -58,15 +58,19 @@ struct TileShape {
 // starts with the registers per thread that __launch_bounds__(threads, blocks_per_sm) allows: the
 // SM's 65536 shared out, rounded down to a multiple of 8. The producer warpgroup gives its share
 // down to `producer_registers` (setmaxnreg.dec); the consumer threads take what that frees
-// (setmaxnreg.inc), again in multiples of 8.
+// (setmaxnreg.inc), again in multiples of 8. A thread holds at most 255 registers, so with a
+// single consumer warpgroup (lesson 16's 64-row tiles), whose share would be larger, the consumers
+// stop at kMostConsumerRegisters.
 inline constexpr int kRegistersPerSm = 65536;
+inline constexpr int kMostConsumerRegisters = 240;
 GEMM_HOST_DEVICE constexpr int registers_at_launch(int threads, int blocks_per_sm) {
   return kRegistersPerSm / (threads * blocks_per_sm) / 8 * 8;
 }
 GEMM_HOST_DEVICE constexpr int consumer_registers(int threads, int blocks_per_sm,
                                                   int producer_registers) {
   const int block_registers = registers_at_launch(threads, blocks_per_sm) * threads;
-  return (block_registers - 128 * producer_registers) / (threads - 128) / 8 * 8;
+  const int share = (block_registers - 128 * producer_registers) / (threads - 128) / 8 * 8;
+  return share < kMostConsumerRegisters ? share : kMostConsumerRegisters;
 }
 
 // The ring of operand slices, in dynamic shared memory. Every tile starts on a 1024-byte boundary

@@ -58,10 +58,9 @@ using gemm::taught::stream_k_fixup;          // lesson 14's fixup
 // The configuration of lesson 12 (128 x 256 tiles, 2 consumers, clusters of 2) with Stages stages,
 // and NEW in lesson 15: the epilogue's subtiles, 64 rows (one wgmma's) by 64 columns (128 bytes:
 // the widest box the 128-byte swizzle allows), EpilogueBuffers of them per consumer, so that one
-// can be filled while the TMA store of another still reads it. (Lesson 16 also compiles tiles 128
-// or 64 wide and clusters of one block: BlockN and ClusterM.)
-template <int Stages, int EpilogueBuffers, int BlockN = 256, int ClusterM = 2>
-struct TileShape : gemm::hopper::TileShape<128, BlockN, Stages, /*Consumers=*/2, ClusterM> {
+// can be filled while the TMA store of another still reads it.
+template <int Stages, int EpilogueBuffers>
+struct TileShape : gemm::hopper::TileShape<128, 256, Stages, /*Consumers=*/2, /*ClusterM=*/2> {
   static constexpr int kSubtileRows = TileShape::kWarpgroupM, kSubtileColumns = 64;
   static constexpr int kSubtiles = TileShape::kBlockN / kSubtileColumns;  // per 64-row block
   static constexpr int kEpilogueBuffers = EpilogueBuffers;
@@ -72,10 +71,13 @@ using DefaultTile = TileShape<4, 2>;
 constexpr int kBlocksPerSm = 1;
 
 // The register budget of lesson 14: kProducerRegisters for the producer, which works out the
-// Stream-K items; the consumers take the rest (gemm::hopper::consumer_registers).
+// Stream-K items; the consumers take the rest (gemm::hopper::consumer_registers), for the tile's
+// count of them.
 constexpr int kProducerRegisters = 56;
-constexpr int kConsumerRegisters =
-    gemm::hopper::consumer_registers(DefaultTile::kThreads, kBlocksPerSm, kProducerRegisters);
+template <class Tile>
+GEMM_HOST_DEVICE constexpr uint32_t consumer_registers() {
+  return gemm::hopper::consumer_registers(Tile::kThreads, kBlocksPerSm, kProducerRegisters);
+}
 
 constexpr int kWorkQueueDepth = 2;  // lesson 13
 
@@ -286,7 +288,7 @@ __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
   }
 
   // ---- Consumer warpgroups: registers up; each its rows of every item (lesson 10). ----
-  gemm::ptx::setmaxnreg_inc<kConsumerRegisters>();
+  gemm::ptx::setmaxnreg_inc<consumer_registers<Tile>()>();
   const int consumer = warpgroup - 1;
   const int first_row = consumer * Tile::kConsumerRows;
   float accumulator[Tile::kRowBlocks][Tile::kBlockN / 2];

@@ -29,8 +29,10 @@
 #include <utility>
 
 #include "common/gemm.hpp"
+#include "common/hopper/tile_shape.hpp"
 #include "common/lesson.hpp"
 #include "common/schedule/stream_k.hpp"
+#include "common/shared_memory.hpp"
 #include "lessons/15_tma_store_epilogue/kernel.cuh"
 
 namespace lesson16 {
@@ -147,22 +149,50 @@ inline int choose_configuration(const KernelShape* shapes, const int64_t* worker
 }
 // END TEACHING COPY
 
-// NEW in lesson 16: the configurations. Each one is lesson 15's kernel with a tile of 128 x BlockN,
-// clusters of ClusterM blocks, Stages stages (the deepest ring that fits next to the epilogue's
-// 32 KB of subtile buffers in the 227 KB of a block), and Stream-K plans that cut tiles when each
-// worker gets at least MinIterations k-iterations (lesson 14's rule is 8; kNever: data-parallel).
+// NEW in lesson 16: the tiles. Lesson 15's kernel takes any tile whose shape has the members of
+// lesson 15's TileShape: BlockM rows of D (64: one consumer warpgroup; 128: two, each 64 rows),
+// BlockN columns (a multiple of the epilogue's 64-column subtiles), clusters of ClusterM blocks
+// along M, and Stages slices in the ring.
+template <int BlockM, int BlockN, int ClusterM, int Stages>
+struct TileShape
+    : gemm::hopper::TileShape<BlockM, BlockN, Stages,
+                              /*Consumers=*/BlockM / gemm::hopper::kWarpgroupM, ClusterM> {
+  static constexpr int kSubtileRows = TileShape::kWarpgroupM, kSubtileColumns = 64;
+  static constexpr int kSubtiles = BlockN / kSubtileColumns;
+  static constexpr int kEpilogueBuffers = 2;
+  static_assert(BlockN % kSubtileColumns == 0, "the epilogue stores whole 64-column subtiles");
+};
+
+// NEW in lesson 16: the stages a tile gets: as many as fit in a block's shared memory next to the
+// epilogue's subtile buffers, the barriers and the work queue, up to kMostStages. A 128 x 256 tile
+// gets 4 (lesson 15's), 128 x 128 gets 6, 64 x 128 gets 8: the narrower the tile, the more
+// k-slices in flight, which is what keeps a problem with few tiles fed.
+constexpr int kMostStages = 8;
+template <int BlockM, int BlockN, int ClusterM, int Stages = kMostStages>
+constexpr int stages_that_fit() {
+  constexpr size_t bytes = sizeof(lesson15::SharedStorage<TileShape<BlockM, BlockN, ClusterM, Stages>>) +
+                           gemm::kSharedAlignment;
+  if constexpr (bytes <= gemm::kMaxSharedBytesPerBlock || Stages == 2)
+    return Stages;
+  else
+    return stages_that_fit<BlockM, BlockN, ClusterM, Stages - 1>();
+}
+
+// NEW in lesson 16: the configurations. Each one is lesson 15's kernel with one of those tiles,
+// and Stream-K plans that cut tiles when each worker gets at least MinIterations k-iterations
+// (lesson 14's rule is 8; kNever: data-parallel).
 constexpr int kNever = std::numeric_limits<int>::max();
 
 // (Launch: the kernel and how it starts; lesson 17 runs its own kernel in the same configurations.)
-template <int BlockN, int ClusterM, int Stages, int MinIterations,
+template <int BlockM, int BlockN, int ClusterM, int MinIterations,
           template <class, class> class Launch = lesson15::StreamOrderLaunch>
 struct Config {
-  using Tile = lesson15::TileShape<Stages, /*EpilogueBuffers=*/2, BlockN, ClusterM>;
-  static constexpr KernelShape kShape{Tile::kBlockM, BlockN, ClusterM, MinIterations};
+  using Tile = TileShape<BlockM, BlockN, ClusterM, stages_that_fit<BlockM, BlockN, ClusterM>()>;
+  static constexpr KernelShape kShape{BlockM, BlockN, ClusterM, MinIterations};
 
   static void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-    lesson15::launch_tile<Tile, /*RasterGroup=*/8, /*Reverse=*/true, MinIterations, Launch>(args,
-                                                                                          stream);
+    lesson15::launch_tile<Tile, /*RasterGroup=*/8, /*Reverse=*/true, MinIterations, Launch>(
+        args, stream);
   }
   static size_t workspace_bytes(const gemm::GemmProblem& problem) {
     return lesson15::workspace_bytes_tile<Tile, /*Reverse=*/true, MinIterations>(problem);
@@ -186,20 +216,24 @@ constexpr Entry entry(const char* name) {
 }
 
 // Lesson 15's configuration first; then the same tile data-parallel and without clusters; then
-// narrower tiles, for problems whose 128 x 256 tiles are fewer than the SMs, with lesson 14's
-// Stream-K rule and with one that also splits short shares (2 k-iterations per worker).
-constexpr int kConfigurationCount = 9;
+// tiles for problems whose 128 x 256 tiles are fewer than the SMs: 192 and 128 wide, and 64 rows
+// high with one consumer, as cuBLAS runs on small and skinny problems; with lesson 14's Stream-K
+// rule, or with one that also splits short shares (2 k-iterations per worker).
+constexpr int kConfigurationCount = 12;
 template <template <class, class> class Launch>
 inline constexpr Entry kEntriesOf[kConfigurationCount] = {
-    entry<Config<256, 2, 4, 8, Launch>>("128x256_c2_sk8"),
-    entry<Config<256, 2, 4, kNever, Launch>>("128x256_c2_dp"),
-    entry<Config<256, 1, 4, 8, Launch>>("128x256_c1_sk8"),
-    entry<Config<128, 2, 6, 8, Launch>>("128x128_c2_sk8"),
-    entry<Config<128, 2, 6, 2, Launch>>("128x128_c2_sk2"),
-    entry<Config<128, 1, 6, 8, Launch>>("128x128_c1_sk8"),
-    entry<Config<128, 1, 6, 2, Launch>>("128x128_c1_sk2"),
-    entry<Config<64, 1, 8, 8, Launch>>("128x64_c1_sk8"),
-    entry<Config<64, 1, 8, 2, Launch>>("128x64_c1_sk2"),
+    entry<Config<128, 256, 2, 8, Launch>>("128x256_c2_sk8"),
+    entry<Config<128, 256, 2, kNever, Launch>>("128x256_c2_dp"),
+    entry<Config<128, 256, 1, 8, Launch>>("128x256_c1_sk8"),
+    entry<Config<128, 192, 2, 8, Launch>>("128x192_c2_sk8"),
+    entry<Config<128, 128, 2, 8, Launch>>("128x128_c2_sk8"),
+    entry<Config<128, 128, 2, 2, Launch>>("128x128_c2_sk2"),
+    entry<Config<128, 128, 1, 2, Launch>>("128x128_c1_sk2"),
+    entry<Config<64, 256, 2, 8, Launch>>("64x256_c2_sk8"),
+    entry<Config<64, 192, 2, 8, Launch>>("64x192_c2_sk8"),
+    entry<Config<64, 128, 2, 8, Launch>>("64x128_c2_sk8"),
+    entry<Config<64, 128, 1, 2, Launch>>("64x128_c1_sk2"),
+    entry<Config<64, 64, 1, 2, Launch>>("64x64_c1_sk2"),
 };
 inline constexpr const auto& kEntries = kEntriesOf<lesson15::StreamOrderLaunch>;
 
@@ -253,7 +287,7 @@ inline constexpr gemm::Lesson kLesson{
     .id = 16,
     .parent = 15,
     .slug = "shape_heuristics",
-    .title = "a cost model picks one of nine compiled configurations of lesson 15 per problem",
+    .title = "a cost model picks one of twelve compiled configurations of lesson 15 per problem",
     .launch = &launch,
     .workspace_bytes = &workspace_bytes,
     .min_arch = gemm::MinArch::sm90a,

@@ -47,7 +47,7 @@ using gemm::taught::load_k_range_multicast;  // lesson 12's producer loop
 using gemm::taught::mma_k_range;             // lesson 09's consumer loop
 using gemm::taught::producer_tail;           // lesson 12's exit
 using gemm::taught::stream_k_fixup;          // lesson 14's fixup
-using lesson15::kConsumerRegisters;
+using lesson15::consumer_registers;
 using lesson15::kProducerRegisters;
 using lesson15::kWorkQueueDepth;
 using lesson15::EpilogueParams;
@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
   }
 
   // ---- Consumer warpgroups: registers up; each its rows of every item (lesson 10). ----
-  gemm::ptx::setmaxnreg_inc<kConsumerRegisters>();
+  gemm::ptx::setmaxnreg_inc<consumer_registers<Tile>()>();
   const int consumer = warpgroup - 1;
   const int first_row = consumer * Tile::kConsumerRows;
   float accumulator[Tile::kRowBlocks][Tile::kBlockN / 2];

@@ -164,12 +164,15 @@ TEST(CliParse, ShapeListsTakeTheCoursesNamedLists) {
   ASSERT_EQ(shapes.size(), gemm::standard_sweep().size() + 1 + gemm::workload_set().size());
   EXPECT_EQ(shapes[0].m, 1024);
   EXPECT_EQ(shapes[gemm::standard_sweep().size()].k, 64);
-  // The workload set: 8 linear layers at 512, 2048 and 8192 tokens; the 70B gate-up at 8192 last
-  // but one.
-  EXPECT_EQ(gemm::workload_set().size(), 24u);
+  // The workload set: 8 linear layers at 512, 2048 and 8192 tokens (the 70B gate-up at 8192 the
+  // last but one of them), then at the 5 decode sizes.
+  EXPECT_EQ(gemm::workload_set().size(), 64u);
   EXPECT_EQ(gemm::workload_set()[22].m, 8192);
   EXPECT_EQ(gemm::workload_set()[22].n, 57344);
   EXPECT_EQ(gemm::workload_set()[22].k, 8192);
+  EXPECT_EQ(gemm::workload_set()[24].m, 16);  // the decode rows follow
+  EXPECT_EQ(gemm::workload_set()[63].m, 256);
+  EXPECT_EQ(gemm::workload_set()[63].n, 8192);
 }
 
 TEST(CliParse, ShapeListsTakeSquaresAndMxNxK) {

@@ -80,7 +80,7 @@ TEST(LessonExecutable, LessonsWithoutTheFusedEpilogueRefuseItsFlags) {
 }
 
 TEST(LessonExecutable, LessonsWithOneConfigurationRefuseConfig) {
-  expect_rejected("--config 128x64_c1_sk2",
+  expect_rejected("--config 64x128_c1_sk2",
                   "--config chooses one of lesson 16's compiled configurations; lesson01 has one");
   expect_rejected("--config", "--config needs a value");
 }

@@ -20,13 +20,16 @@ using gemm::hopper::consumer_registers;
 using gemm::hopper::registers_at_launch;
 
 // Lessons 10-13: 384 threads alone on an SM, the producer down to 40; lessons 14-15: the producer
-// keeps 56 for the Stream-K arithmetic; and 256 threads, two blocks to an SM (lesson 09, exercise 3).
+// keeps 56 for the Stream-K arithmetic; 256 threads, two blocks to an SM (lesson 09, exercise 3);
+// and 256 threads alone on an SM (lesson 16's 64-row tiles).
 TEST(HopperBlocks, RegisterBudgetOfEachConfiguration) {
   EXPECT_EQ(registers_at_launch(256, 2), 128);
   EXPECT_EQ(registers_at_launch(384, 1), 168);  // 65536 / 384 = 170.7, rounded down to 8
   EXPECT_EQ(consumer_registers(256, 2, 40), 216);
   EXPECT_EQ(consumer_registers(384, 1, 40), 232);
   EXPECT_EQ(consumer_registers(384, 1, 56), 224);
+  // Lesson 16's 64-row tiles: one consumer alone on an SM would get 456, more than a thread holds.
+  EXPECT_EQ(consumer_registers(256, 1, 56), gemm::hopper::kMostConsumerRegisters);
   // What the producer gives up is exactly what the consumers take: never more than the block has.
   for (int producer : {24, 40, 56})
     for (int blocks : {1, 2})
