@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -90,7 +89,11 @@ int main(int argc, char** argv) {
     gemm::TimingOptions timing;  // the protocol's defaults: 30 pairs or more
     bool all_passed = true;
     for (const std::string& group : group_order) {
-      std::ostringstream csv;
+      // Each row goes to the file as soon as it is measured (and flushed): a sweep stopped at a
+      // time limit keeps every row it finished.
+      const std::string path = out_dir + "/" + group + ".csv";
+      std::ofstream csv(path);
+      if (!csv) throw std::runtime_error("cannot write " + path);
       csv << "variant,default," << gemm::csv_header() << ",date,commit\n";
       for (const gemm::GemmProblem& shape : shapes) {
         runner.set_problem(shape, /*seed=*/1);
@@ -102,7 +105,8 @@ int main(int argc, char** argv) {
           const gemm::RunReport report = runner.check_and_time(variant.lesson, timing);
           all_passed = all_passed && report.check->passed();
           csv << '"' << variant.name << "\"," << (variant.is_default ? "yes" : "no") << ","
-              << gemm::format_csv_row(report) << "," << date << "," << commit << "\n";
+              << gemm::format_csv_row(report) << "," << date << "," << commit << std::endl;
+          if (!csv) throw std::runtime_error("cannot write " + path);
           const bool timed = report.timing.timed();
           std::printf("%-16s %-40s %5lld x %5lld x %5lld %s %7.1f TFLOP/s  ratio %6.1f%%  %s\n",
                       group.c_str(), variant.name.c_str(), (long long)shape.m, (long long)shape.n,
@@ -112,10 +116,6 @@ int main(int argc, char** argv) {
           std::fflush(stdout);
         }
       }
-      const std::string path = out_dir + "/" + group + ".csv";
-      std::ofstream file(path);
-      file << csv.str();
-      if (!file) throw std::runtime_error("cannot write " + path);
       std::printf("wrote %s\n", path.c_str());
     }
     return all_passed ? gemm::kExitPass : gemm::kExitCheckFailed;

@@ -30,7 +30,10 @@
 
 #include "common/gemm.hpp"
 #include "common/hopper/tile_shape.hpp"
+#include "common/device_facts.hpp"
+#include "common/launch.hpp"
 #include "common/lesson.hpp"
+#include "common/per_device.hpp"
 #include "common/schedule/stream_k.hpp"
 #include "common/shared_memory.hpp"
 #include "lessons/15_tma_store_epilogue/kernel.cuh"
@@ -46,7 +49,8 @@ struct KernelShape {
 };
 
 // The costs of the H100 SXM that the model uses, fitted to the oracle sweep of the standard shapes
-// (README; profiles/sweeps/configs_16.csv). The lesson uses them on any Hopper GPU.
+// (README; profiles/sweeps/configs_16.csv). On any Hopper GPU the lesson takes the DRAM rate from
+// the GPU itself (costs_on_this_gpu), and these for the rest.
 struct MachineCosts {
   double macs_per_ns_per_sm;      // bf16 multiply-adds one SM's tensor cores do, at the clock under load
   double l2_bytes_per_ns_per_sm;  // what one SM's TMA loads read from L2 (a multicast: once)
@@ -57,7 +61,7 @@ struct MachineCosts {
 };
 inline constexpr MachineCosts kH100Costs{
     .macs_per_ns_per_sm = 2800.0,
-    .l2_bytes_per_ns_per_sm = 56.0,
+    .l2_bytes_per_ns_per_sm = 58.0,
     .dram_bytes_per_ns = 2900.0,
     .launch_ns = 5000.0,
     .item_ns = 0.0,
@@ -247,22 +251,43 @@ inline constexpr auto kConfigurationsOf =
     configuration_table<Launch>(std::make_index_sequence<kConfigurationCount>{});
 inline constexpr const auto& kConfigurations = kConfigurationsOf<lesson15::StreamOrderLaunch>;
 
+// NEW in lesson 16: the costs on the GPU at hand. What the SMs and L2 do per clock is the same on
+// every Hopper GPU; the memory is not (an H200 reads about 1.4 times as fast as an H100). So the
+// DRAM rate comes from the memory clock and bus width that the device reports, times the share of
+// that peak a kernel reaches (kDramShareReached: the H100's fitted 2.9 TB/s of its 3.35; a copy on
+// the H200 reached 4.275 of its 4.814 TB/s, 0.89, docs/hardware.md), and the fitted costs give the
+// rest. Asked once per device.
+inline constexpr double kDramShareReached = 0.87;
+inline MachineCosts costs_on_this_gpu() {
+  static gemm::PerDevice<MachineCosts> costs;
+  const int device = gemm::current_device();
+  return costs.get(device, [device] {
+    const gemm::DeviceFacts facts = gemm::query_device_facts(device);
+    MachineCosts here = kH100Costs;
+    here.dram_bytes_per_ns = kDramShareReached *
+                             gemm::theoretical_dram_bytes_per_second(facts.memory_clock_khz,
+                                                                     facts.memory_bus_width_bits) /
+                             1e9;
+    return here;
+  });
+}
+
 // NEW in lesson 16: the model's choice among the configurations for a problem, given how many
 // clusters of each the GPU holds at once.
 inline int choose_entry(const gemm::GemmProblem& problem,
                         const int64_t (&workers)[kConfigurationCount],
-                        const MachineCosts& costs = kH100Costs) {
+                        const MachineCosts& costs) {
   KernelShape shapes[kConfigurationCount];
   for (int i = 0; i < kConfigurationCount; ++i) shapes[i] = kEntries[i].shape;
   return choose_configuration(shapes, workers, kConfigurationCount, problem, costs);
 }
 
 // The choice on this GPU: its resident clusters of each configuration (asked once per
-// configuration).
+// configuration and device) and its costs.
 inline int chosen_configuration(const gemm::GemmProblem& problem) {
   int64_t workers[kConfigurationCount];
   for (int i = 0; i < kConfigurationCount; ++i) workers[i] = kEntries[i].workers();
-  return choose_entry(problem, workers);
+  return choose_entry(problem, workers, costs_on_this_gpu());
 }
 
 // The chosen configuration, with Launch's kernel (lesson 17 passes its own).
