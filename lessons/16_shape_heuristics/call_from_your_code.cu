@@ -1,0 +1,88 @@
+// Calling lesson 16 from a program of your own: the whole of what it takes, without the course's
+// harness. Computes D = A * B^T for a 512-token layer of Llama 3.1 8B (512 x 4096 x 4096, bf16,
+// A and B K-major as everywhere in the course) and checks one element on the CPU.
+//
+//   build: any target that includes lessons/16_shape_heuristics/kernel.cuh from a .cu file and
+//          links gemm_host (tensor maps, device facts), with CMAKE_CUDA_ARCHITECTURES 90a;
+//   run:   ./lesson16_call_example   (needs an sm_90a GPU: H100 or H200)
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "lessons/16_shape_heuristics/kernel.cuh"
+
+int main() {
+  try {
+    const gemm::GemmProblem problem{512, 4096, 4096};
+    if (const auto broken = gemm::shape_contract_violation(problem)) {
+      std::fprintf(stderr, "error: %s\n", broken->c_str());
+      return 1;
+    }
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+      std::fprintf(stderr, "error: no CUDA GPU found\n");
+      return 2;
+    }
+    cudaDeviceProp properties{};
+    CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));
+    if (properties.major != 9) {
+      std::fprintf(stderr, "error: %s is not a Hopper GPU (sm_90a)\n", properties.name);
+      return 2;
+    }
+
+    // Inputs: small exact values (multiples of 1/8 in [-1, 1]), so the CPU's check is simple.
+    const size_t a_count = size_t(problem.m * problem.k), b_count = size_t(problem.n * problem.k);
+    std::vector<gemm::bf16> a(a_count), b(b_count);
+    for (size_t i = 0; i < a_count; ++i) a[i] = __float2bfloat16(float(int(i % 17) - 8) / 8);
+    for (size_t i = 0; i < b_count; ++i) b[i] = __float2bfloat16(float(int(i % 13) - 6) / 8);
+    gemm::bf16 *a_device, *b_device, *d_device;
+    CUDA_CHECK(cudaMalloc(&a_device, a_count * sizeof(gemm::bf16)));
+    CUDA_CHECK(cudaMalloc(&b_device, b_count * sizeof(gemm::bf16)));
+    CUDA_CHECK(cudaMalloc(&d_device, size_t(problem.m * problem.n) * sizeof(gemm::bf16)));
+    CUDA_CHECK(cudaMemcpy(a_device, a.data(), a_count * sizeof(gemm::bf16), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b_device, b.data(), b_count * sizeof(gemm::bf16), cudaMemcpyHostToDevice));
+
+    // The workspace (Stream-K's flags and partial sums): its size depends on the problem, it is
+    // zeroed once when allocated, and every launch leaves it zeroed. One launch at a time may use
+    // it: give each stream its own.
+    const size_t workspace_bytes = lesson16::workspace_bytes(problem);
+    void* workspace = nullptr;
+    if (workspace_bytes > 0) {
+      CUDA_CHECK(cudaMalloc(&workspace, workspace_bytes));
+      CUDA_CHECK(cudaMemset(workspace, 0, workspace_bytes));
+    }
+
+    gemm::GemmArgs args;
+    args.problem = problem;
+    args.a = a_device;
+    args.b = b_device;
+    args.d = d_device;
+    args.workspace = workspace;  // the epilogue stays the plain product: D = A * B^T
+    cudaStream_t stream;
+    CUDA_CHECK(cudaStreamCreate(&stream));
+    lesson16::launch(args, stream);  // picks a configuration for this problem on this GPU
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+
+    gemm::bf16 d_00;
+    CUDA_CHECK(cudaMemcpy(&d_00, d_device, sizeof(gemm::bf16), cudaMemcpyDeviceToHost));
+    double expected = 0;
+    for (int64_t k = 0; k < problem.k; ++k)
+      expected += double(__bfloat162float(a[k])) * double(__bfloat162float(b[k]));
+    const double got = __bfloat162float(d_00);
+    const int chosen = lesson16::chosen_configuration(problem);
+    std::printf("configuration %s: D[0][0] = %g, CPU %g\n",
+                lesson16::kEntries[chosen].configuration.name, got, expected);
+
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaFree(workspace));
+    CUDA_CHECK(cudaFree(d_device));
+    CUDA_CHECK(cudaFree(b_device));
+    CUDA_CHECK(cudaFree(a_device));
+    // bf16 keeps 8 bits of mantissa: D is right to within 2^-8 of its size.
+    return std::fabs(got - expected) <= std::fabs(expected) / 256 + 1e-3 ? 0 : 1;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
+    return 1;
+  }
+}
