@@ -39,8 +39,10 @@ int main() {
     CUDA_CHECK(cudaMalloc(&a_device, a_count * sizeof(gemm::bf16)));
     CUDA_CHECK(cudaMalloc(&b_device, b_count * sizeof(gemm::bf16)));
     CUDA_CHECK(cudaMalloc(&d_device, size_t(problem.m * problem.n) * sizeof(gemm::bf16)));
-    CUDA_CHECK(cudaMemcpy(a_device, a.data(), a_count * sizeof(gemm::bf16), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(b_device, b.data(), b_count * sizeof(gemm::bf16), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(a_device, a.data(), a_count * sizeof(gemm::bf16),
+                          cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b_device, b.data(), b_count * sizeof(gemm::bf16),
+                          cudaMemcpyHostToDevice));
 
     // The workspace (Stream-K's flags and partial sums): its size depends on the problem, it is
     // zeroed once when allocated, and every launch leaves it zeroed. One launch at a time may use

@@ -174,13 +174,19 @@ struct TileShape
 constexpr int kMostStages = 8;
 template <int BlockM, int BlockN, int ClusterM, int Stages = kMostStages>
 constexpr int stages_that_fit() {
-  constexpr size_t bytes = sizeof(lesson15::SharedStorage<TileShape<BlockM, BlockN, ClusterM, Stages>>) +
-                           gemm::kSharedAlignment;
+  using Storage = lesson15::SharedStorage<TileShape<BlockM, BlockN, ClusterM, Stages>>;
+  constexpr size_t bytes = sizeof(Storage) + gemm::kSharedAlignment;
   if constexpr (bytes <= gemm::kMaxSharedBytesPerBlock || Stages == 2)
     return Stages;
   else
     return stages_that_fit<BlockM, BlockN, ClusterM, Stages - 1>();
 }
+
+// What that gives (the README's table of the configurations): lesson 15's 4 stages at its own
+// tile, 6 at 128 x 128, 8 at 64 x 128.
+static_assert(stages_that_fit<128, 256, 2>() == 4 && stages_that_fit<128, 192, 2>() == 4);
+static_assert(stages_that_fit<128, 128, 2>() == 6 && stages_that_fit<64, 256, 2>() == 5);
+static_assert(stages_that_fit<64, 192, 2>() == 6 && stages_that_fit<64, 128, 2>() == 8);
 
 // NEW in lesson 16: the configurations. Each one is lesson 15's kernel with one of those tiles,
 // and Stream-K plans that cut tiles when each worker gets at least MinIterations k-iterations
