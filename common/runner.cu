@@ -95,7 +95,6 @@ std::string describe_epilogue(const EpilogueOptions& epilogue) {
 
 // ---- LessonRunner ---------------------------------------------------------------------------
 
-namespace {
 DeviceInfo query_device(int ordinal) {
   CUDA_CHECK(cudaSetDevice(ordinal));
   const DeviceFacts facts = query_device_facts(ordinal);
@@ -108,6 +107,8 @@ DeviceInfo query_device(int ordinal) {
   info.l2_bytes = size_t(facts.l2_cache_bytes);
   return info;
 }
+
+namespace {
 
 // FNV-1a over D's bytes: two runs on the same inputs must give the same hash, bit for bit.
 uint64_t fnv1a(const void* data, size_t bytes) {

@@ -28,6 +28,9 @@ struct DeviceInfo {
   size_t l2_bytes = 0;
 };
 
+// What the runner knows of CUDA device `ordinal` (made the current device). Throws CudaError.
+DeviceInfo query_device(int ordinal);
+
 // Why this GPU cannot run the lesson, as one line, or nothing if it can.
 std::optional<std::string> unsupported_reason(const Lesson& lesson, const DeviceInfo& device);
 

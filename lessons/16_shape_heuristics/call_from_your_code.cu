@@ -1,14 +1,16 @@
 // Calling lesson 16 from a program of your own: the whole of what it takes, without the course's
-// harness. Computes D = A * B^T for a 512-token layer of Llama 3.1 8B (512 x 4096 x 4096, bf16,
-// A and B K-major as everywhere in the course) and checks one element on the CPU.
+// runner (run_lesson). Computes D = A * B^T for a 512-token layer of Llama 3.1 8B (512 x 4096 x
+// 4096, bf16, A and B K-major as everywhere in the course) and checks one element on the CPU.
 //
 //   build: any target that includes lessons/16_shape_heuristics/kernel.cuh from a .cu file and
-//          links gemm_host (tensor maps, device facts), with CMAKE_CUDA_ARCHITECTURES 90a;
+//          links gemm_common (tensor maps, device facts, the check of the GPU), with
+//          CMAKE_CUDA_ARCHITECTURES 90a;
 //   run:   ./lesson16_call_example   (needs an sm_90a GPU: H100 or H200)
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
+#include "common/runner.hpp"
 #include "lessons/16_shape_heuristics/kernel.cuh"
 
 int main() {
@@ -23,10 +25,9 @@ int main() {
       std::fprintf(stderr, "error: no CUDA GPU found\n");
       return 2;
     }
-    cudaDeviceProp properties{};
-    CUDA_CHECK(cudaGetDeviceProperties(&properties, 0));
-    if (properties.major != 9) {
-      std::fprintf(stderr, "error: %s is not a Hopper GPU (sm_90a)\n", properties.name);
+    // The course's own check: an sm_90a GPU, and a build that carries the 90a target.
+    if (const auto reason = gemm::unsupported_reason(lesson16::kLesson, gemm::query_device(0))) {
+      std::fprintf(stderr, "error: %s\n", reason->c_str());
       return 2;
     }
 
