@@ -10,39 +10,26 @@
 #include "common/cli.hpp"
 
 namespace gemm {
-namespace {
 
-// Events for `count` timed runs, created once and destroyed with the object.
-class EventPairs {
- public:
-  explicit EventPairs(int count) : starts_(count), stops_(count) {
-    for (int i = 0; i < count; ++i) {
-      CUDA_CHECK(cudaEventCreate(&starts_[i]));
-      CUDA_CHECK(cudaEventCreate(&stops_[i]));
-    }
+EventPairs::EventPairs(int count) : starts_(count), stops_(count) {
+  for (int i = 0; i < count; ++i) {
+    CUDA_CHECK(cudaEventCreate(&starts_[i]));
+    CUDA_CHECK(cudaEventCreate(&stops_[i]));
   }
-  ~EventPairs() {
-    for (size_t i = 0; i < starts_.size(); ++i) {
-      cudaEventDestroy(starts_[i]);
-      cudaEventDestroy(stops_[i]);
-    }
+}
+
+EventPairs::~EventPairs() {
+  for (size_t i = 0; i < starts_.size(); ++i) {
+    cudaEventDestroy(starts_[i]);
+    cudaEventDestroy(stops_[i]);
   }
-  EventPairs(const EventPairs&) = delete;
-  EventPairs& operator=(const EventPairs&) = delete;
+}
 
-  cudaEvent_t start(int i) const { return starts_[i]; }
-  cudaEvent_t stop(int i) const { return stops_[i]; }
-  double elapsed_ms(int i) const {
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, starts_[i], stops_[i]));
-    return ms;
-  }
-
- private:
-  std::vector<cudaEvent_t> starts_, stops_;
-};
-
-}  // namespace
+double EventPairs::elapsed_ms(int i) const {
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, starts_[i], stops_[i]));
+  return ms;
+}
 
 PairedTimer::PairedTimer(size_t l2_cache_bytes, int cuda_device)
     : flush_buffer_(2 * l2_cache_bytes), monitor_(cuda_device) {}

@@ -73,6 +73,24 @@ struct TimingOptions {
 // share of it (pure, unit-tested).
 int planned_pairs(const TimingOptions& options, double pair_ms, double lesson_ms);
 
+// Events for `count` timed runs, created once and destroyed with the object: run i is recorded
+// between start(i) and stop(i). Throws CudaError if the events cannot be created.
+class EventPairs {
+ public:
+  explicit EventPairs(int count);
+  ~EventPairs();
+  EventPairs(const EventPairs&) = delete;
+  EventPairs& operator=(const EventPairs&) = delete;
+
+  cudaEvent_t start(int i) const { return starts_[i]; }
+  cudaEvent_t stop(int i) const { return stops_[i]; }
+  // Run i's time; both of its events must have completed.
+  double elapsed_ms(int i) const;
+
+ private:
+  std::vector<cudaEvent_t> starts_, stops_;
+};
+
 // Times two GPU operations with the paired protocol. Each operation enqueues its work on the
 // stream it receives. `before_lesson` and `before_reference`, if given, run before each run of
 // their side, outside its events (for example zeroing a workspace the lesson needs zeroed).

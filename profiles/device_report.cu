@@ -16,7 +16,6 @@
 // kRepetitions times between CUDA events; the report gives the median, which one slow run cannot
 // move. The tensor peak is Hopper's 4096 flops per SM per clock at the maximum SM clock the device
 // reports, the most it can do; NVIDIA's own peak uses a lower clock (docs/hardware.md, section 6).
-#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -68,36 +67,19 @@ __global__ void __launch_bounds__(kReadThreads)
   if (threadIdx.x % 32 == 0) atomicAdd(total, sum);
 }
 
-// A CUDA event, destroyed with the object.
-class Event {
- public:
-  Event() { CUDA_CHECK(cudaEventCreate(&event_)); }
-  ~Event() { cudaEventDestroy(event_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
-
 // The median time, in milliseconds, of `operation` on the default stream, after kWarmups untimed
 // runs. Nothing else runs on the GPU meanwhile, so the default stream is enough.
 double median_ms(const std::function<void()>& operation) {
   for (int run = 0; run < kWarmups; ++run) operation();
-  std::array<Event, kRepetitions> starts, stops;
+  gemm::EventPairs events(kRepetitions);
   for (int run = 0; run < kRepetitions; ++run) {
-    CUDA_CHECK(cudaEventRecord(starts[run].get()));
+    CUDA_CHECK(cudaEventRecord(events.start(run)));
     operation();
-    CUDA_CHECK(cudaEventRecord(stops[run].get()));
+    CUDA_CHECK(cudaEventRecord(events.stop(run)));
   }
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<double> samples_ms;
-  for (int run = 0; run < kRepetitions; ++run) {
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, starts[run].get(), stops[run].get()));
-    samples_ms.push_back(ms);
-  }
+  for (int run = 0; run < kRepetitions; ++run) samples_ms.push_back(events.elapsed_ms(run));
   return gemm::summarize_samples(samples_ms).median_ms;
 }
 
