@@ -42,19 +42,26 @@ class OneLineErrors:
             self.assertIn(fragment, result.stderr)
 
 
+def temporary_reports(test):
+    """A temporary folder, removed after the test, with a reports folder holding the local exports
+    of lessons 03 and 04: (the folder, the reports folder)."""
+    work = Path(tempfile.mkdtemp())
+    test.addCleanup(shutil.rmtree, work)
+    reports = work / "reports"
+    reports.mkdir()
+    shutil.copy(FIXTURES / "fake_lesson03.csv", reports / "lesson03.csv")
+    shutil.copy(FIXTURES / "fake_lesson04.csv", reports / "lesson04.csv")
+    return work, reports
+
+
 class CompareTestCase(OneLineErrors, unittest.TestCase):
     """A temporary reports folder (lessons 03, 04) and reference folder (lesson 05)."""
 
     def setUp(self):
-        self.work = Path(tempfile.mkdtemp())
-        self.addCleanup(shutil.rmtree, self.work)
-        self.reports = self.work / "reports"
+        self.work, self.reports = temporary_reports(self)
         self.reference = self.work / "reference"
-        self.reports.mkdir()
         self.reference.mkdir()
-        shutil.copy(FIXTURES / "fake_lesson03.csv", self.reports / "lesson03.csv")
         shutil.copy(FIXTURES / "fake_lesson03.json", self.reports / "lesson03.json")
-        shutil.copy(FIXTURES / "fake_lesson04.csv", self.reports / "lesson04.csv")
         shutil.copy(FIXTURES / "fake_reference_lesson05.csv", self.reference / "lesson05.csv")
 
     def run_compare(self, *args, metrics_csv=FIXTURES / "fake_metrics.csv"):
@@ -315,13 +322,8 @@ class ReferenceFolders(OneLineErrors, unittest.TestCase):
     (2000-02-01, the newer). Lessons 03 and 04 have local exports."""
 
     def setUp(self):
-        self.work = Path(tempfile.mkdtemp())
-        self.addCleanup(shutil.rmtree, self.work)
-        self.reports = self.work / "reports"
+        self.work, self.reports = temporary_reports(self)
         self.root = self.work / "reference"
-        self.reports.mkdir()
-        shutil.copy(FIXTURES / "fake_lesson03.csv", self.reports / "lesson03.csv")
-        shutil.copy(FIXTURES / "fake_lesson04.csv", self.reports / "lesson04.csv")
         text = (FIXTURES / "fake_reference_lesson05.csv").read_text()
         self.write_reference("h100", "05", text.replace("NVIDIA H100 (synthetic test fixture)",
                                                         "NVIDIA H100 80GB HBM3"))
