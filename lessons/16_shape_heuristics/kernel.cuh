@@ -2,12 +2,12 @@
 // configuration, as cuBLAS does.
 //
 // Lesson 15's kernel is tuned for large problems: a 128 x 256 tile per block and clusters of two
-// blocks. At 1024^3 that is 16 cluster tiles for the 66 clusters the H100 holds: a quarter of the
-// SMs work, and the kernel reaches half of cuBLAS. cuBLAS does not run one kernel: it compiles many
-// configurations and picks one per problem. So does this lesson, without writing a new kernel:
-// every configuration below is an instantiation of lesson 15's kernel (its tile width, its cluster
-// size, its stages, and the threshold of its Stream-K plan), and a cost model estimates the time
-// each would take from what the hardware does:
+// blocks. At 1024^3 that is 16 cluster tiles for the 66 clusters an H100 or H200 holds: a quarter
+// of the SMs work, and the kernel reaches half of cuBLAS. cuBLAS does not run one kernel: it
+// compiles many configurations and picks one per problem. So does this lesson, without writing a
+// new kernel: every configuration below is an instantiation of lesson 15's kernel (its tile's rows
+// and columns, its cluster size, its stages, and the threshold of its Stream-K plan), and a cost
+// model estimates the time each would take from what the hardware does:
 //   - the busiest worker's k-iterations: the waves, and how full the last one is;
 //   - the time of one k-iteration: the tensor cores' share of the tile, or the bytes the block's
 //     own loads read from L2, whichever is longer (a block in a cluster of two receives all of its
@@ -28,9 +28,9 @@
 #include <limits>
 #include <utility>
 
+#include "common/device_facts.hpp"
 #include "common/gemm.hpp"
 #include "common/hopper/tile_shape.hpp"
-#include "common/device_facts.hpp"
 #include "common/launch.hpp"
 #include "common/lesson.hpp"
 #include "common/per_device.hpp"
