@@ -82,9 +82,12 @@ inline double iteration_ns(const KernelShape& shape, const MachineCosts& costs) 
   return mma_ns > load_ns ? mma_ns : load_ns;
 }
 
-// The estimated time of a configuration on a problem: the busiest worker's iterations, its work
-// items, its Stream-K units (each waits for the tile's other parts) and the partial sums of a cut
-// tile, or the DRAM traffic, whichever is longer, after the launch.
+// The estimated time of a configuration on a problem. The main loops and the DRAM traffic overlap:
+// the slower of the busiest worker's k-iterations and the whole problem's bytes sets the pace.
+// What comes after a main loop adds to it: the worker's work items (each ends in an epilogue), its
+// Stream-K units (each waits for the tile's other parts) and the partial sums that the part ending
+// a cut tile reads. A Stream-K plan that cuts few tiles into many parts pays for them even where
+// DRAM bounds the product, as in a decode step.
 inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, int64_t workers,
                           const MachineCosts& costs) {
   const gemm::StreamKPlan plan = plan_on(shape, p, workers);
@@ -95,13 +98,13 @@ inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, 
   const int64_t parts =
       plan.sk_tiles == 0 ? 0 : gemm::ceil_div<int64_t>(plan.k_iterations, plan.share);
   const double partial_bytes = double(parts) * shape.block_m * shape.block_n * sizeof(float);
-  const double busiest_ns = double(busiest_worker_iterations(plan)) * iteration_ns(shape, costs) +
-                            double(items) * costs.item_ns +
-                            double(stream_k_units) * costs.stream_k_unit_ns +
-                            partial_bytes / costs.l2_bytes_per_ns_per_sm;
+  const double main_loop_ns = double(busiest_worker_iterations(plan)) * iteration_ns(shape, costs);
   const double dram_bytes = double(p.m * p.k + p.n * p.k + p.m * p.n) * sizeof(gemm::bf16);
   const double dram_ns = dram_bytes / costs.dram_bytes_per_ns;
-  return costs.launch_ns + (busiest_ns > dram_ns ? busiest_ns : dram_ns);
+  const double streaming_ns = main_loop_ns > dram_ns ? main_loop_ns : dram_ns;
+  return costs.launch_ns + streaming_ns + double(items) * costs.item_ns +
+         double(stream_k_units) * costs.stream_k_unit_ns +
+         partial_bytes / costs.l2_bytes_per_ns_per_sm;
 }
 
 // The configuration with the smallest estimate (the first of equal ones). workers[i]: the clusters

@@ -153,7 +153,7 @@ struct DependentLaunch {
   static constexpr bool kAfterPrerequisite = true;
 };
 
-// Lesson 16's nine configurations with this kernel, and its cost model's choice among them: the
+// Lesson 16's configurations with this kernel, and its cost model's choice among them: the
 // same resources and the same Stream-K plans, so the same choice and the same workspace.
 inline constexpr const auto& kConfigurations = lesson16::kConfigurationsOf<DependentLaunch>;
 

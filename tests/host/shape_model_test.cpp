@@ -67,6 +67,22 @@ TEST(ShapeModel, NoEstimateBeatsTheDramFloor) {
   }
 }
 
+TEST(ShapeModel, StreamKFixupsComeAfterTheDramStream) {
+  // 128 x 8192 x 8192, a decode step: both configurations stream B from DRAM for longer than their
+  // main loops take. The wide tile cuts its 32 tiles into four parts each, and the part that ends
+  // a tile then reads the others' 128 KB partial sums; the narrow tiles are cut into at most two.
+  // Those fixups wait for the stream, so they add to it: the narrow tile is cheaper.
+  const KernelShape shapes[] = {{128, 256, 1, 8}, {64, 128, 2, 8}};
+  const int64_t workers[] = {132, 66};
+  const GemmProblem decode{128, 8192, 8192};
+  const double dram_ns =
+      double(decode.m * decode.k + decode.n * decode.k + decode.m * decode.n) * 2 /
+      kH100Costs.dram_bytes_per_ns;
+  EXPECT_GT(gemm::taught::estimate_ns(shapes[0], decode, workers[0], kH100Costs),
+            kH100Costs.launch_ns + dram_ns + kH100Costs.stream_k_unit_ns);
+  EXPECT_EQ(gemm::taught::choose_configuration(shapes, workers, 2, decode, kH100Costs), 1);
+}
+
 TEST(ShapeModel, SmallProblemsTakeNarrowTilesAndLargeOnesWideTiles) {
   const KernelShape shapes[] = {{128, 256, 2, 8}, {128, 64, 1, 2}};
   const int64_t workers[] = {66, 132};
