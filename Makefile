@@ -39,6 +39,13 @@ $(LESSON_TARGETS): lesson%: configure
 	cmake --build $(BUILD) -j $(JOBS) --target lesson$*
 	@cp -f $(BUILD)/lessons/lesson$* ./lesson$*
 
+# Lesson 19 is not a single GEMM: its program is tensor_parallel.cu, built only where CMake finds
+# NCCL, so the loops over the lessons above leave it out, and this rule builds it.
+.PHONY: lesson19
+lesson19: configure
+	cmake --build $(BUILD) -j $(JOBS) --target lesson19
+	@cp -f $(BUILD)/lessons/lesson19 ./lesson19
+
 test: configure
 	cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest --output-on-failure

@@ -1,0 +1,226 @@
+#pragma once
+// Lesson 19's plan, in plain host code that the host tests check without a GPU: the command line,
+// the contract on GPUs, chunks and tokens, where every row goes in the overlapped variant, the
+// error each variant's arithmetic may add, and timing counts that every rank agrees on.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/cli.hpp"
+#include "common/host_device.hpp"
+#include "common/timing.hpp"
+#include "common/verify.hpp"
+
+namespace lesson19 {
+
+// ---- The three ways to run the layer -----------------------------------------------------------
+
+enum class Variant { stream_order, overlapped, cublas_nccl };
+inline constexpr Variant kVariants[] = {Variant::stream_order, Variant::overlapped,
+                                        Variant::cublas_nccl};
+
+inline const char* variant_name(Variant variant) {
+  switch (variant) {
+    case Variant::stream_order: return "stream order (NCCL + lesson 16)";
+    case Variant::overlapped: return "overlapped (copy engines + lesson 16)";
+    case Variant::cublas_nccl: return "cuBLASLt + NCCL";
+  }
+  return "?";
+}
+
+// ---- The command line --------------------------------------------------------------------------
+
+struct Options {
+  int gpus = 0;  // --gpus G; 0: every visible GPU
+  std::vector<int64_t> token_counts = {1024, 2048, 4096, 8192};  // --tokens
+  int chunks = 4;                 // --chunks: the overlapped variant's pieces of each rank's rows
+  bool check_only = false;        // --check-only: no timing
+  uint64_t seed = 1;              // --seed: the random inputs, the same on every rank
+  std::string csv_path;           // --csv FILE: rank 0 also writes the figures there
+  int pairs = 30;                 // --iters: timed pairs (at least; more for short layers)
+  int timeout_seconds = 900;      // --timeout: the parent stops every rank after this long
+  bool help = false;
+};
+
+inline const char* kUsage =
+    "usage: lesson19 [--gpus G] [--tokens 1024,2048,4096,8192] [--chunks C] [--check-only]\n"
+    "                [--seed S] [--iters PAIRS] [--csv FILE] [--timeout SECONDS]\n"
+    "  The MLP of Llama 3.1 8B, H = gelu(X W1^T + b1), Y = H W2^T, tensor-parallel over G\n"
+    "  GPUs (default: every visible GPU), one process per GPU, checked and timed three ways:\n"
+    "  NCCL and lesson 16 in stream order; copy engines overlapped with lesson 16 in C chunks;\n"
+    "  cuBLASLt and NCCL. G must split d_ff into slices of a multiple of 8 columns; every token\n"
+    "  count must be a multiple of G x C.\n"
+    "  Exit codes: 0 pass, 1 check failed, 2 no CUDA GPU, 3 a GPU cannot run the lesson,\n"
+    "  4 bad command line, 5 CUDA or NCCL error (a rank that hangs included).\n";
+
+// Parses argv[1..argc). Throws gemm::UsageError naming the flag for anything it cannot accept.
+// Does not check the contract (contract_violation) or the number of GPUs.
+inline Options parse_options(int argc, const char* const* argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help") {
+      options.help = true;
+      continue;
+    }
+    if (flag == "--check-only") {
+      options.check_only = true;
+      continue;
+    }
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw gemm::UsageError(flag + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--gpus") options.gpus = int(gemm::parse_integer(flag, value(), 1, 1024));
+    else if (flag == "--tokens")
+      options.token_counts = gemm::parse_integer_list(flag, value(), 1, int64_t(1) << 20);
+    else if (flag == "--chunks") options.chunks = int(gemm::parse_integer(flag, value(), 1, 64));
+    else if (flag == "--seed")
+      options.seed = uint64_t(gemm::parse_integer(flag, value(), 0, INT64_MAX));
+    else if (flag == "--iters") options.pairs = int(gemm::parse_integer(flag, value(), 1, 10000));
+    else if (flag == "--timeout")
+      options.timeout_seconds = int(gemm::parse_integer(flag, value(), 1, 24 * 3600));
+    else if (flag == "--csv") {
+      options.csv_path = value();
+      if (options.csv_path.empty()) throw gemm::UsageError("--csv needs a file name");
+    } else
+      throw gemm::UsageError("unknown option '" + flag + "'");
+  }
+  return options;
+}
+
+// ---- The contract ------------------------------------------------------------------------------
+//
+// How the layer is cut, for T tokens over G ranks in c chunks:
+//
+//   R = T / G      rows of X (and of Y) that each rank owns: rank r owns rows [r R, (r+1) R)
+//   S = R / c      rows of a sub-chunk: the piece of a rank's rows in one chunk
+//   G S            rows of a chunk of the gathered X: sub-chunk s of every rank, rank by rank
+//   F = d_ff / G   columns of H (and rows of W1, columns of W2) that each rank owns
+struct ShardLayout {
+  int64_t tokens = 0;   // T
+  int64_t d_model = 0;  // D
+  int64_t d_ff = 0;
+  int gpus = 1;    // G
+  int chunks = 1;  // c
+
+  int64_t rows_per_rank() const { return tokens / gpus; }                  // R
+  int64_t rows_per_sub_chunk() const { return rows_per_rank() / chunks; }  // S
+  int64_t rows_per_chunk() const { return gpus * rows_per_sub_chunk(); }   // G S
+  int64_t ff_per_rank() const { return d_ff / gpus; }                      // F
+};
+
+// Whether G ranks can share d_ff: each must get a slice of whole 16-byte rows (a multiple of 8
+// columns: the shape contract of the GEMMs, whose N or K the slice is). One line naming the rule,
+// with the counts that work, or nothing.
+inline std::optional<std::string> gpu_count_violation(int gpus, int64_t d_ff) {
+  const auto fits = [d_ff](int64_t g) { return d_ff % g == 0 && (d_ff / g) % 8 == 0; };
+  if (gpus >= 1 && fits(gpus)) return std::nullopt;
+  std::string counts;
+  for (int64_t g = 1; g <= 16; ++g)
+    if (fits(g)) counts += std::to_string(g) + ", ";
+  return std::to_string(gpus) + " GPU(s) cannot split d_ff = " + std::to_string(d_ff) +
+         " into equal slices of a multiple of 8 columns (--gpus " + counts + "...)";
+}
+
+// The whole contract of one run: the GPUs share d_ff, and the tokens share out evenly over the
+// ranks and the chunks (T a multiple of G x c). One line naming the rule, or nothing.
+inline std::optional<std::string> contract_violation(const ShardLayout& layout) {
+  if (auto violation = gpu_count_violation(layout.gpus, layout.d_ff)) return violation;
+  const int64_t multiple = int64_t(layout.gpus) * layout.chunks;
+  if (layout.tokens < 1 || layout.tokens % multiple != 0)
+    return "--tokens " + std::to_string(layout.tokens) + ": with " + std::to_string(layout.gpus) +
+           " GPU(s) and " + std::to_string(layout.chunks) +
+           " chunk(s) the token count must be a multiple of " + std::to_string(multiple) +
+           " (GPUs x chunks), so that every rank owns T/G rows and every chunk T/(G c) of them";
+  return std::nullopt;
+}
+
+// ---- Where the rows go in the overlapped variant -----------------------------------------------
+//
+// The gathered X is chunk-major: chunk s holds sub-chunk s of every rank, rank 0's first. With
+// G = 2, c = 2 (R = 4 rows per rank, S = 2), token rows t0..t7:
+//
+//   rank 0's shard   rank 1's shard          gathered X (chunk-major)
+//     t0 t1 | t2 t3    t4 t5 | t6 t7           chunk 0: t0 t1 t4 t5    chunk 1: t2 t3 t6 t7
+//
+// H and P = H_r W2_r^T keep that order, so within every chunk the rows that rank q owns are one
+// block of S rows (at q S), and they go to row s S of rank q's receive slot: each slot, and so
+// Y_q, ends in the token order of rank q's shard.
+
+// A run of contiguous rows copied from one buffer to another.
+struct RowBlock {
+  int64_t source_row = 0;
+  int64_t destination_row = 0;
+  int64_t rows = 0;
+};
+
+// The gather: sub-chunk `chunk` of rank `source_rank`'s shard of X (rows of the shard) into the
+// gathered X (rows of the gathered buffer).
+inline RowBlock pulled_block(const ShardLayout& layout, int chunk, int source_rank) {
+  const int64_t sub = layout.rows_per_sub_chunk();
+  return {chunk * sub, chunk * layout.rows_per_chunk() + source_rank * sub, sub};
+}
+
+// The scatter: the rows of chunk `chunk` of this rank's partial P (rows of P) that rank
+// `destination_rank` owns, into the sender's slot of that rank's receive buffer (rows of a slot).
+inline RowBlock pushed_block(const ShardLayout& layout, int chunk, int destination_rank) {
+  const int64_t sub = layout.rows_per_sub_chunk();
+  return {chunk * layout.rows_per_chunk() + destination_rank * sub, chunk * sub, sub};
+}
+
+// ---- What the arithmetic may add to the error --------------------------------------------------
+//
+// The course's rule: |y - ref| <= 2^-7 |ref| + 2^-7 rms(ref). Across ranks every rank's partial P_q
+// is rounded to bf16 before the sum, and NCCL's sum rounds what it has added so far to bf16 at
+// every step. Each of those roundings errs by at most 2^-8 of the value it rounds, and every such
+// value is at most sum_q |P_q| in magnitude. The check therefore adds 2^-7 sum_q |P_q| (twice the
+// bound, the course's headroom) for each rounding of a value that is not the output itself
+// (README, "How it is checked"):
+//   - one rank: none (P_0 is Y);
+//   - the overlapped variant: the partials once (summed in fp32, rounded once);
+//   - NCCL's reduce-scatter: the partials, then G - 2 intermediate sums, whatever order it adds
+//     them in: G - 1.
+inline int partial_roundings(Variant variant, int gpus) {
+  if (gpus <= 1) return 0;
+  return variant == Variant::overlapped ? 1 : gpus - 1;
+}
+
+// The allowed error of one element of Y: the course's (gemm::allowed_error) plus 2^-7 of the sum
+// of the partials' magnitudes, |P_0| + ... + |P_G-1|, for each of the `roundings` above. With no
+// rounding of partials it is exactly the course's rule.
+GEMM_HOST_DEVICE inline double allowed_error_across_ranks(double reference, double reference_rms,
+                                                          double partial_magnitude,
+                                                          int roundings) {
+  return gemm::allowed_error(reference, reference_rms) +
+         gemm::kTolerance * roundings * partial_magnitude;
+}
+
+// ---- Timing counts that every rank agrees on ---------------------------------------------------
+//
+// The paired protocol sizes its warm-up and its number of pairs from what it measures. Every
+// variant here runs collectives, and a collective that one rank calls more often than another
+// waits forever. So the ranks first agree on the slowest rank's time of one layer, and every
+// rank derives the same counts from it, as the course's defaults would (common/timing.hpp): at
+// least `pairs` timed pairs and 0.2 s of the lesson's runs, at least 5 warm-up pairs and 0.3 s.
+// The options returned make the timer measure nothing to decide (warmup_seconds and
+// min_timed_seconds 0).
+inline gemm::TimingOptions agreed_timing_options(int pairs, double slowest_layer_ms) {
+  gemm::TimingOptions asked;  // the course's defaults, with the pairs asked for
+  asked.pairs = pairs;
+  const double pair_ms = 2 * slowest_layer_ms;
+  gemm::TimingOptions agreed = asked;
+  agreed.pairs = gemm::planned_pairs(asked, pair_ms, slowest_layer_ms);
+  agreed.max_pairs = agreed.pairs;
+  agreed.min_timed_seconds = 0;
+  agreed.warmup = std::max(asked.warmup,
+                           int(std::ceil(asked.warmup_seconds * 1e3 / std::max(pair_ms, 1e-3))));
+  agreed.warmup_seconds = 0;
+  return agreed;
+}
+
+}  // namespace lesson19

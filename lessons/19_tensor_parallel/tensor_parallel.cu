@@ -1,0 +1,348 @@
+// Lesson 19 (a supplement): lesson 16's GEMMs tensor-parallel over G GPUs, the MLP of Llama 3.1
+// 8B, with the communication overlapped by the copy engines. One process per GPU: the parent forks
+// the ranks and watches them (ranks.hpp); each rank joins an NCCL communicator
+// (communicator.hpp), maps the other ranks' exchange buffers (peer_memory.hpp), and checks and
+// times the layer three ways at each token count (tensor_parallel_mlp.cuh). Rank 0 prints.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "common/cli.hpp"
+#include "common/cuda_check.hpp"
+#include "common/runner.hpp"
+#include "common/timing.hpp"
+#include "lessons/16_shape_heuristics/kernel.cuh"
+#include "lessons/17_dependent_launch/chain.cuh"
+#include "lessons/19_tensor_parallel/communicator.hpp"
+#include "lessons/19_tensor_parallel/cuda_handles.hpp"
+#include "lessons/19_tensor_parallel/peer_memory.hpp"
+#include "lessons/19_tensor_parallel/plan.hpp"
+#include "lessons/19_tensor_parallel/ranks.hpp"
+#include "lessons/19_tensor_parallel/tensor_parallel_mlp.cuh"
+
+namespace lesson19 {
+
+// ---- The parent: what it learns of the GPUs without touching CUDA ---------------------------
+
+// What a child of the parent found out about the GPUs (it crosses a pipe: plain bytes).
+struct GpuSurvey {
+  int exit_code = gemm::kExitPass;  // kExitNoGpu or kExitUnsupportedGpu: `message` says why
+  int device_count = 0;
+  char message[512] = {};
+};
+
+// Counts the GPUs, and checks that the first `gpus` of them (0: all) can run lesson 16's kernels
+// and reach each other's memory, which the overlapped variant's copies need.
+inline GpuSurvey survey_gpus(int gpus) {
+  GpuSurvey survey;
+  const auto fail = [&survey](int code, const std::string& message) {
+    survey.exit_code = code;
+    std::snprintf(survey.message, sizeof(survey.message), "%s", message.c_str());
+    return survey;
+  };
+  if (const cudaError_t status = cudaGetDeviceCount(&survey.device_count); status != cudaSuccess)
+    return fail(gemm::kExitNoGpu, std::string("no CUDA GPU found (cudaGetDeviceCount: ") +
+                                      cudaGetErrorString(status) + ")");
+  if (survey.device_count == 0) return fail(gemm::kExitNoGpu, "no CUDA GPU found");
+  const int used = gpus == 0 ? survey.device_count : std::min(gpus, survey.device_count);
+  for (int device = 0; device < used; ++device)
+    if (const auto reason = gemm::unsupported_reason(lesson16::kLesson, gemm::query_device(device)))
+      return fail(gemm::kExitUnsupportedGpu, "GPU " + std::to_string(device) +
+                                                 " cannot run lesson 16's kernels: " + *reason);
+  for (int device = 0; device < used; ++device)
+    for (int peer = 0; peer < used; ++peer) {
+      int reachable = 1;
+      if (peer != device) CUDA_CHECK(cudaDeviceCanAccessPeer(&reachable, device, peer));
+      if (!reachable)
+        return fail(gemm::kExitUnsupportedGpu,
+                    "GPU " + std::to_string(device) + " cannot reach GPU " + std::to_string(peer) +
+                        "'s memory directly (no peer-to-peer path), which the copy engines of "
+                        "the overlapped variant need");
+    }
+  return survey;
+}
+
+// ---- A rank ------------------------------------------------------------------------------------
+
+ShardLayout layout_for(const lesson17::MlpShape& model, int64_t tokens, int gpus, int chunks) {
+  return {tokens, model.d_model, model.d_ff, gpus, chunks};
+}
+
+// What each rank sends rank 0 about its checks at one token count, per variant: the max normalized
+// error and the number of mismatched elements (0: passed).
+constexpr int kCheckFigures = 2;
+
+// What each rank sends rank 0 about its timings at one token count.
+struct TimingFigures {
+  double stream_us, overlapped_us, cublas_us;
+  double overlapped_over_stream, overlapped_over_cublas, stream_over_cublas;
+  double pairs, sm_mhz;  // sm_mhz: the median SM clock of the first pairing, -1 if unknown
+
+  std::vector<double> numbers() const {
+    return {stream_us, overlapped_us, cublas_us, overlapped_over_stream, overlapped_over_cublas,
+            stream_over_cublas, pairs, sm_mhz};
+  }
+  static TimingFigures from(const double* numbers) {
+    return {numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5], numbers[6],
+            numbers[7]};
+  }
+  static constexpr int kCount = 8;
+};
+
+// The three variants timed in three pairings (the paired protocol, common/timing.hpp): overlapped
+// against stream order, overlapped against cuBLASLt + NCCL, stream order against cuBLASLt + NCCL.
+// Ratios are time over time (below 1: the first is faster). Every rank runs the same number of
+// pairs (agreed_timing_options), or their collectives would not match.
+TimingFigures time_variants(TensorParallelMlp& mlp, Communicator& comm, gemm::PairedTimer& timer,
+                            int pairs, cudaStream_t stream) {
+  mlp.run(Variant::stream_order, stream);  // once untimed: first-launch work out of the way
+  gemm::EventPairs probe(1);
+  CUDA_CHECK(cudaEventRecord(probe.start(0), stream));
+  mlp.run(Variant::stream_order, stream);
+  CUDA_CHECK(cudaEventRecord(probe.stop(0), stream));
+  gemm::synchronize_or_timeout(stream, 300.0);
+  const double slowest_ms = comm.max_over_ranks(probe.elapsed_ms(0), stream);
+  const gemm::TimingOptions options = agreed_timing_options(pairs, slowest_ms);
+
+  const auto run = [&mlp](Variant variant) {
+    return [&mlp, variant](cudaStream_t s) { mlp.run(variant, s); };
+  };
+  const gemm::PairedTiming overlapped_vs_stream =
+      timer.time(run(Variant::overlapped), run(Variant::stream_order), options, stream);
+  const gemm::PairedTiming overlapped_vs_cublas =
+      timer.time(run(Variant::overlapped), run(Variant::cublas_nccl), options, stream);
+  const gemm::PairedTiming stream_vs_cublas =
+      timer.time(run(Variant::stream_order), run(Variant::cublas_nccl), options, stream);
+  const gemm::ClockReport& clock = overlapped_vs_stream.clock;
+  return {1e3 * overlapped_vs_stream.reference.median_ms,
+          1e3 * overlapped_vs_stream.lesson.median_ms,
+          1e3 * overlapped_vs_cublas.reference.median_ms,
+          1.0 / overlapped_vs_stream.ratio,
+          1.0 / overlapped_vs_cublas.ratio,
+          1.0 / stream_vs_cublas.ratio,
+          double(overlapped_vs_stream.pairs),
+          clock.available ? clock.sm_mhz_median : -1.0};
+}
+
+// The GPU of every rank as one phrase: "2 x NVIDIA H100 80GB HBM3", or each rank's if they differ.
+std::string describe_gpus(Communicator& comm, const std::string& name, cudaStream_t stream) {
+  char mine[256] = {};
+  std::snprintf(mine, sizeof(mine), "%s", name.c_str());
+  const std::vector<unsigned char> all = comm.all_gather_bytes(mine, sizeof(mine), stream);
+  std::vector<std::string> names;
+  for (int r = 0; r < comm.ranks(); ++r)
+    names.emplace_back(reinterpret_cast<const char*>(all.data()) + r * sizeof(mine));
+  bool same = true;
+  for (const std::string& each : names) same = same && each == names[0];
+  if (same) return std::to_string(comm.ranks()) + " x " + names[0];
+  std::string list;
+  for (int r = 0; r < comm.ranks(); ++r)
+    list += (r ? ", " : "") + std::string("rank ") + std::to_string(r) + ": " + names[size_t(r)];
+  return list;
+}
+
+std::string nccl_version() {
+  int code = 0;
+  NCCL_CHECK(ncclGetVersion(&code));
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
+         std::to_string(code % 100);
+}
+
+// Rank 0's timing table (rank 0's figures; each rank times the same collective-bound layer) and,
+// with --csv, every rank's figures, one row per rank and token count. False if the file cannot be
+// written.
+bool print_timings(const std::vector<int64_t>& token_counts,
+                   const std::vector<std::vector<double>>& timings, const Options& options,
+                   int gpus) {
+  std::printf("\ntimes: medians of the pairs on rank 0, in us; ratios: medians of the per-pair "
+              "ratios, time over time (below 1: the first is faster)\n");
+  std::printf("%7s %10s %10s %10s %10s %10s %10s  %s\n", "tokens", "stream", "overlapped",
+              "cuBLASLt", "ovl/strm", "ovl/cuBLAS", "strm/cuBLAS",
+              "SM clock (rank 0; every rank's median)");
+  for (size_t i = 0; i < token_counts.size(); ++i) {
+    const TimingFigures first = TimingFigures::from(timings[i].data());
+    std::string clocks;
+    for (int r = 0; r < gpus; ++r) {
+      const double mhz = TimingFigures::from(timings[i].data() + r * TimingFigures::kCount).sm_mhz;
+      clocks += (r ? " " : "") + (mhz < 0 ? std::string("n/a") : std::to_string(int(mhz)));
+    }
+    std::printf("%7lld %10.1f %10.1f %10.1f %10.3f %10.3f %10.3f  %s MHz\n",
+                (long long)token_counts[i], first.stream_us, first.overlapped_us,
+                first.cublas_us, first.overlapped_over_stream, first.overlapped_over_cublas,
+                first.stream_over_cublas, clocks.c_str());
+  }
+  std::fflush(stdout);
+  if (options.csv_path.empty()) return true;
+  std::ofstream file(options.csv_path);
+  file << "tokens,gpus,chunks,rank,stream_us,overlapped_us,cublaslt_nccl_us,"
+          "overlapped_over_stream,overlapped_over_cublaslt,stream_over_cublaslt,pairs,"
+          "sm_mhz_median,date\n";
+  for (size_t i = 0; i < token_counts.size(); ++i)
+    for (int r = 0; r < gpus; ++r) {
+      const TimingFigures f = TimingFigures::from(timings[i].data() + r * TimingFigures::kCount);
+      file << token_counts[i] << "," << gpus << "," << options.chunks << "," << r << ","
+           << f.stream_us << "," << f.overlapped_us << "," << f.cublas_us << ","
+           << f.overlapped_over_stream << "," << f.overlapped_over_cublas << ","
+           << f.stream_over_cublas << "," << f.pairs << ","
+           << (f.sm_mhz < 0 ? std::string("n/a") : std::to_string(int(f.sm_mhz))) << ","
+           << gemm::today_utc() << "\n";
+    }
+  return bool(file);
+}
+
+// A check's cell: the max normalized error over the ranks, or FAILED and the mismatched elements
+// of all ranks together.
+std::string check_cell(double max_normalized_error, double mismatches) {
+  char cell[32];
+  if (mismatches > 0) std::snprintf(cell, sizeof(cell), "FAILED: %.0f", mismatches);
+  else std::snprintf(cell, sizeof(cell), "%.3f", max_normalized_error);
+  return cell;
+}
+
+// One rank's whole life. Returns its exit code: 0, or 1 if any rank's check failed (every rank
+// returns the same).
+int run_rank(int rank, int gpus, const Options& options, const RankChannels& channels) {
+  // NEW in lesson 19: NCCL's NVLink SHARP algorithms off on every rank, before NCCL starts
+  // (README, "Pitfalls").
+  setenv("NCCL_NVLS_ENABLE", "0", 1);
+  CUDA_CHECK(cudaSetDevice(rank));
+  const gemm::DeviceInfo device = gemm::query_device(rank);
+  const Stream stream, copy_stream;
+  Communicator comm(rank, gpus, channels);
+  const lesson17::MlpShape model;
+  const std::string gpu_names = describe_gpus(comm, device.name, stream.get());
+
+  int64_t most_tokens = 0;
+  for (const int64_t tokens : options.token_counts) most_tokens = std::max(most_tokens, tokens);
+  const ShardLayout largest = layout_for(model, most_tokens, gpus, options.chunks);
+  const LayerWeights weights(largest, rank, options.seed, stream.get());
+  const ExchangeBuffers exchange(largest);
+
+  if (rank == 0) {
+    std::printf("lesson19: the MLP of Llama 3.1 8B, H = gelu(X W1^T + b1), Y = H W2^T (d_model "
+                "%lld, d_ff %lld), tensor-parallel over %d rank(s), one process per GPU, on %s\n",
+                (long long)model.d_model, (long long)model.d_ff, gpus, gpu_names.c_str());
+    std::printf("NCCL %s, NCCL_NVLS_ENABLE=0 on every rank (NVLink SHARP off); each rank: %lld "
+                "columns of H; overlapped variant: %d chunk(s)\n",
+                nccl_version().c_str(), (long long)largest.ff_per_rank(), options.chunks);
+    std::printf("check: every rank's Y_r against a one-GPU cuBLAS reference of the layer; max "
+                "normalized error over the ranks (pass <= 1)\n");
+    std::printf("%7s %15s %15s %15s\n", "tokens", "stream order", "overlapped", "cuBLASLt+NCCL");
+    std::fflush(stdout);
+  }
+
+  bool all_passed = true;
+  std::vector<int64_t> timed_tokens;
+  std::vector<std::vector<double>> timings;  // per timed token count: every rank's figures
+  {
+    // NEW in lesson 19: every rank's exchange buffers, mapped into this process.
+    const PeerMemory x_shards(exchange.x_shard.get(), comm, stream.get());
+    const PeerMemory receive_slots(exchange.receive_slots.get(), comm, stream.get());
+    gemm::PairedTimer timer(device.l2_bytes, device.ordinal);
+
+    for (const int64_t tokens : options.token_counts) {
+      const ShardLayout layout = layout_for(model, tokens, gpus, options.chunks);
+      TensorParallelMlp mlp(layout, comm, weights, exchange, x_shards, receive_slots,
+                            options.seed, stream.get(), copy_stream.get());
+      std::vector<double> mine;
+      for (const Variant variant : kVariants) {
+        const gemm::VerifyReport report = mlp.check(variant);
+        if (!report.passed())
+          std::fprintf(stderr, "lesson19: rank %d: %lld tokens: %s FAILED: %s\n", rank,
+                       (long long)tokens, variant_name(variant),
+                       report.summary(layout.d_model).c_str());
+        mine.insert(mine.end(), {report.max_normalized_error, double(report.mismatches)});
+      }
+      // Every rank decides from the same figures, so every rank times, or none does.
+      const std::vector<double> checks = comm.all_gather(mine, stream.get());
+      bool passed = true;
+      std::vector<double> worst(std::size(kVariants), 0.0), mismatches(std::size(kVariants), 0.0);
+      for (int r = 0; r < gpus; ++r)
+        for (size_t v = 0; v < worst.size(); ++v) {
+          const double* figures = checks.data() + (size_t(r) * worst.size() + v) * kCheckFigures;
+          worst[v] = std::max(worst[v], figures[0]);
+          mismatches[v] += figures[1];
+          passed = passed && figures[1] == 0;
+        }
+      all_passed = all_passed && passed;
+      if (rank == 0) {
+        std::printf("%7lld", (long long)tokens);
+        for (size_t v = 0; v < worst.size(); ++v)
+          std::printf(" %15s", check_cell(worst[v], mismatches[v]).c_str());
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+      if (!passed || options.check_only) continue;
+      const TimingFigures figures = time_variants(mlp, comm, timer, options.pairs, stream.get());
+      timed_tokens.push_back(tokens);
+      timings.push_back(comm.all_gather(figures.numbers(), stream.get()));
+    }
+  }
+  // Barrier: every rank has closed its mappings of the others' exchange buffers (the PeerMemory
+  // destructors above) before any rank frees its own (at the end of this function).
+  comm.barrier(stream.get());
+  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+
+  if (rank == 0 && !timings.empty() && !print_timings(timed_tokens, timings, options, gpus)) {
+    std::fprintf(stderr, "lesson19: rank 0: error: cannot write %s\n", options.csv_path.c_str());
+    return gemm::kExitBadUsage;
+  }
+  return all_passed ? gemm::kExitPass : gemm::kExitCheckFailed;
+}
+
+}  // namespace lesson19
+
+int main(int argc, char** argv) {
+  using namespace lesson19;
+  const auto fail = [](int code, const std::string& message) {
+    std::fprintf(stderr, "lesson19: error: %s\n", message.c_str());
+    return code;
+  };
+  Options options;
+  try {
+    options = parse_options(argc, argv);
+  } catch (const gemm::UsageError& error) {
+    return fail(gemm::kExitBadUsage, std::string(error.what()) + " (see --help)");
+  }
+  if (options.help) {
+    std::printf("%s", kUsage);
+    return gemm::kExitPass;
+  }
+  const lesson17::MlpShape model;
+  // The contract, before any GPU is touched where --gpus says how many (else once they are
+  // counted).
+  const auto contract_refusal = [&](int gpus) -> std::optional<std::string> {
+    for (const int64_t tokens : options.token_counts)
+      if (auto violation = contract_violation(layout_for(model, tokens, gpus, options.chunks)))
+        return violation;
+    return std::nullopt;
+  };
+  if (options.gpus != 0)
+    if (const auto refusal = contract_refusal(options.gpus))
+      return fail(gemm::kExitBadUsage, *refusal);
+
+  // The parent never calls CUDA (ranks.hpp): a child of its own looks at the GPUs.
+  const std::optional<GpuSurvey> survey =
+      run_in_child<GpuSurvey>([&options] { return survey_gpus(options.gpus); });
+  if (!survey) return fail(gemm::kExitCudaError, "the survey of the GPUs failed");
+  if (survey->exit_code != gemm::kExitPass) return fail(survey->exit_code, survey->message);
+  const int gpus = options.gpus != 0 ? options.gpus : survey->device_count;
+  if (gpus > survey->device_count)
+    return fail(gemm::kExitBadUsage, "--gpus " + std::to_string(gpus) + ", but only " +
+                                         std::to_string(survey->device_count) +
+                                         " CUDA GPU(s) are visible");
+  if (const auto refusal = contract_refusal(gpus)) return fail(gemm::kExitBadUsage, *refusal);
+
+  return run_ranks(gpus, options.timeout_seconds,
+                   [&options, gpus](int rank, const RankChannels& channels) {
+                     return run_rank(rank, gpus, options, channels);
+                   });
+}

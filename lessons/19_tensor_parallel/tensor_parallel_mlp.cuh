@@ -1,0 +1,313 @@
+#pragma once
+// Lesson 19's problem: lesson 17's MLP, tensor-parallel over G GPUs, one rank per GPU,
+//
+//   H_r = gelu(X W1_r^T + b1_r)    X: T x D, gathered from every rank's T/G rows; W1_r: F x D
+//   P_r = H_r W2_r^T               W2_r: D x F (columns r F .. (r+1) F of W2, stored N x K)
+//   Y_r = rows r R .. (r+1) R of (P_0 + ... + P_{G-1})
+//
+// (F = d_ff / G, R = T / G: plan.hpp), run three ways on every rank: NCCL and lesson 16's GEMMs
+// in stream order; the copy engines moving the rows while lesson 16's GEMMs compute, chunk by
+// chunk; cuBLASLt and NCCL in stream order.
+
+#include <cstdint>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
+#include "common/epilogue_reference.hpp"
+#include "common/gemm.hpp"
+#include "common/random.hpp"
+#include "common/reference.hpp"
+#include "common/timing.hpp"
+#include "common/verify.hpp"
+#include "lessons/16_shape_heuristics/kernel.cuh"
+#include "lessons/19_tensor_parallel/check_across_ranks.cuh"
+#include "lessons/19_tensor_parallel/communicator.hpp"
+#include "lessons/19_tensor_parallel/cuda_handles.hpp"
+#include "lessons/19_tensor_parallel/nccl_check.hpp"
+#include "lessons/19_tensor_parallel/peer_memory.hpp"
+#include "lessons/19_tensor_parallel/plan.hpp"
+#include "lessons/19_tensor_parallel/slot_sum.cuh"
+
+namespace lesson19 {
+
+using gemm::bf16;
+using gemm::DeviceBuffer;
+
+// The layer's weights on one rank: the whole matrices, for the one-GPU reference, and this rank's
+// slices, for the three variants. Every rank draws the same whole matrices from the seed (the
+// course's cuRAND helper: the same values on every GPU) and cuts out its own slices.
+struct LayerWeights {
+  LayerWeights(const ShardLayout& layout, int rank, uint64_t seed, cudaStream_t stream) {
+    const int64_t d = layout.d_model, ff = layout.d_ff, f = layout.ff_per_rank();
+    w1.resize(size_t(ff * d));
+    b1.resize(size_t(ff));
+    w2.resize(size_t(d * ff));
+    gemm::fill_uniform(w1.get(), w1.size(), 4 * seed + 1, stream);
+    gemm::fill_uniform(b1.get(), b1.size(), 4 * seed + 2, stream);
+    gemm::fill_uniform(w2.get(), w2.size(), 4 * seed + 3, stream);
+    w1_shard.resize(size_t(f * d));
+    b1_shard.resize(size_t(f));
+    w2_shard.resize(size_t(d * f));
+    // W1_r and b1_r: rows r F .. (r+1) F of W1 and b1, contiguous.
+    CUDA_CHECK(cudaMemcpyAsync(w1_shard.get(), w1.get() + rank * f * d, w1_shard.bytes(),
+                               cudaMemcpyDeviceToDevice, stream));
+    CUDA_CHECK(cudaMemcpyAsync(b1_shard.get(), b1.get() + rank * f, b1_shard.bytes(),
+                               cudaMemcpyDeviceToDevice, stream));
+    // W2_r: columns r F .. (r+1) F of every row of W2, a strided block.
+    CUDA_CHECK(cudaMemcpy2DAsync(w2_shard.get(), size_t(f) * sizeof(bf16), w2.get() + rank * f,
+                                 size_t(ff) * sizeof(bf16), size_t(f) * sizeof(bf16), size_t(d),
+                                 cudaMemcpyDeviceToDevice, stream));
+  }
+
+  DeviceBuffer<bf16> w1, b1, w2;                    // whole: d_ff x D, d_ff, D x d_ff
+  DeviceBuffer<bf16> w1_shard, b1_shard, w2_shard;  // this rank's: F x D, F, D x F
+};
+
+// NEW in lesson 19: the two buffers through which the overlapped variant's copy engines move rows
+// between ranks, allocated once for the largest token count and mapped into every other rank
+// (PeerMemory): this rank's shard of X, which the others pull, and its G receive slots of R x D,
+// into which the others push their rows of Y_r (slot q: from rank q).
+struct ExchangeBuffers {
+  explicit ExchangeBuffers(const ShardLayout& largest)
+      : x_shard(size_t(largest.rows_per_rank() * largest.d_model)),
+        receive_slots(size_t(largest.gpus * largest.rows_per_rank() * largest.d_model)) {}
+
+  DeviceBuffer<bf16> x_shard, receive_slots;
+};
+
+// The layer at one token count on one rank: its activations, the three ways to run it, and the
+// check of Y_r against the one-GPU reference.
+class TensorParallelMlp {
+ public:
+  // Draws X (the same on every rank), keeps this rank's rows in the exchange buffer, and computes
+  // the reference of Y_r. Collective only in that every rank must construct one for the same
+  // layout before any rank runs a variant.
+  TensorParallelMlp(const ShardLayout& layout, Communicator& comm, const LayerWeights& weights,
+                    const ExchangeBuffers& exchange, const PeerMemory& x_shards,
+                    const PeerMemory& receive_slots, uint64_t seed, cudaStream_t stream,
+                    cudaStream_t copy_stream)
+      : layout_(layout), comm_(comm), weights_(weights), exchange_(exchange),
+        x_shards_(x_shards), receive_slots_(receive_slots), stream_(stream),
+        copy_stream_(copy_stream), chunk_gathered_(size_t(layout.chunks)),
+        chunk_computed_(size_t(layout.chunks)) {
+    const int64_t t = layout.tokens, d = layout.d_model, f = layout.ff_per_rank();
+    const int64_t r = layout.rows_per_rank();
+    x_gathered_.resize(size_t(t * d));
+    h_.resize(size_t(t * f));
+    partial_.resize(size_t(t * d));
+    y_.resize(size_t(r * d));
+    {
+      DeviceBuffer<bf16> x(size_t(t * d));
+      gemm::fill_uniform(x.get(), x.size(), 4 * seed, stream);
+      CUDA_CHECK(cudaMemcpyAsync(exchange.x_shard.get(), x.get() + comm.rank() * r * d,
+                                 size_t(r * d) * sizeof(bf16), cudaMemcpyDeviceToDevice, stream));
+      CUDA_CHECK(cudaStreamSynchronize(stream));  // before x is freed
+    }
+    // One Stream-K workspace per GEMM shape, zeroed once: lesson 16's kernels leave it zeroed.
+    const auto zeroed_workspace = [stream](DeviceBuffer<unsigned char>& workspace,
+                                           const gemm::GemmProblem& problem) {
+      workspace.resize(std::max(lesson16::workspace_bytes(problem), size_t(1)));
+      CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), stream));
+    };
+    zeroed_workspace(up_workspace_, up_problem(t));
+    zeroed_workspace(down_workspace_, down_problem(t));
+    zeroed_workspace(chunk_up_workspace_, up_problem(layout.rows_per_chunk()));
+    zeroed_workspace(chunk_down_workspace_, down_problem(layout.rows_per_chunk()));
+    compute_reference();
+  }
+
+  const ShardLayout& layout() const { return layout_; }
+
+  // Enqueues one run of the layer on `stream` (and, overlapped, on the copy stream, which it
+  // joins again at the end); does not wait.
+  void run(Variant variant, cudaStream_t stream) {
+    switch (variant) {
+      case Variant::stream_order: return run_stream_order(stream);
+      case Variant::overlapped: return run_overlapped(stream);
+      case Variant::cublas_nccl: return run_cublas_nccl(stream);
+    }
+  }
+
+  // Every buffer the run writes poisoned (a step that reads rows nobody wrote reads NaN), one
+  // run, and Y_r against the reference. Waits.
+  gemm::VerifyReport check(Variant variant) {
+    const int64_t slot_elements = layout_.rows_per_rank() * layout_.d_model;
+    gemm::poison(x_gathered_.get(), x_gathered_.size(), stream_);
+    gemm::poison(h_.get(), h_.size(), stream_);
+    gemm::poison(partial_.get(), partial_.size(), stream_);
+    gemm::poison(exchange_.receive_slots.get(), size_t(layout_.gpus * slot_elements), stream_);
+    gemm::poison(y_.get(), y_.size(), stream_);
+    run(variant, stream_);
+    CUDA_CHECK(cudaGetLastError());
+    gemm::synchronize_or_timeout(stream_, 300.0);
+    return compare_across_ranks(y_.get(), reference_.get(), magnitude_.get(), int64_t(y_.size()),
+                                partial_roundings(variant, layout_.gpus), stream_);
+  }
+
+ private:
+  gemm::GemmProblem up_problem(int64_t rows) const {  // H = gelu(X W1_r^T + b1_r)
+    return {rows, layout_.ff_per_rank(), layout_.d_model};
+  }
+  gemm::GemmProblem down_problem(int64_t rows) const {  // P = H W2_r^T
+    return {rows, layout_.d_model, layout_.ff_per_rank()};
+  }
+  // The two GEMMs on `rows` rows starting at row `first` of the gathered X (and of H and P).
+  gemm::GemmArgs up_args(int64_t first, int64_t rows, void* workspace) const {
+    gemm::Epilogue bias_gelu;
+    bias_gelu.bias = weights_.b1_shard.get();
+    bias_gelu.activation = gemm::Activation::gelu;
+    return {up_problem(rows), x_gathered_.get() + first * layout_.d_model,
+            weights_.w1_shard.get(), h_.get() + first * layout_.ff_per_rank(), workspace,
+            bias_gelu};
+  }
+  gemm::GemmArgs down_args(int64_t first, int64_t rows, void* workspace) const {
+    return {down_problem(rows), h_.get() + first * layout_.ff_per_rank(),
+            weights_.w2_shard.get(), partial_.get() + first * layout_.d_model, workspace,
+            gemm::Epilogue{}};
+  }
+
+  // NCCL gathers X in token order (rank by rank), lesson 16's two GEMMs compute H and P on all T
+  // rows, NCCL sums the partials and hands each rank its R rows. One stream: each step starts
+  // when the one before has finished, and no step overlaps another.
+  void run_stream_order(cudaStream_t stream) {
+    const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
+    NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered_.get(), shard_elements,
+                             ncclBfloat16, comm_.get(), stream));
+    lesson16::launch(up_args(0, layout_.tokens, up_workspace_.get()), stream);
+    lesson16::launch(down_args(0, layout_.tokens, down_workspace_.get()), stream);
+    NCCL_CHECK(ncclReduceScatter(partial_.get(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
+                                 comm_.get(), stream));
+  }
+
+  // The same with cuBLASLt's GEMMs (its GELU_BIAS epilogue, then the plain product).
+  void run_cublas_nccl(cudaStream_t stream) {
+    const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
+    NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered_.get(), shard_elements,
+                             ncclBfloat16, comm_.get(), stream));
+    const gemm::GemmArgs up = up_args(0, layout_.tokens, nullptr);
+    const gemm::GemmArgs down = down_args(0, layout_.tokens, nullptr);
+    cublaslt_.run(up.problem, up.a, up.b, up.epilogue, up.d, CUDA_R_16BF, stream);
+    cublaslt_.run(down.problem, down.a, down.b, down.epilogue, down.d, CUDA_R_16BF, stream);
+    NCCL_CHECK(ncclReduceScatter(partial_.get(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
+                                 comm_.get(), stream));
+  }
+
+  // NEW in lesson 19: the layer in chunks, the rows moved by the copy engines while the SMs run
+  // the GEMMs. Lesson 16's kernels are persistent and cooperative: each holds every SM with
+  // nearly all of its shared memory, so an NCCL kernel beside one would wait for it to end. The
+  // copy engines need no SM. Chunk s of the gathered X is sub-chunk s of every rank's shard
+  // (plan.hpp: pulled_block, pushed_block):
+  //
+  // In time, with 3 chunks (a pull or a push: one copy per rank; the GEMMs: lesson 16's two):
+  //
+  //   copy engines: [pull 0][pull 1][pull 2]    [push 0]     [push 1]     [push 2][barrier]
+  //   SMs:                  [  GEMMs 0  ][  GEMMs 1  ][  GEMMs 2  ]                        [sum]
+  void run_overlapped(cudaStream_t stream) {
+    const int64_t d = layout_.d_model, chunk_rows = layout_.rows_per_chunk();
+    const int64_t slot_elements = layout_.rows_per_rank() * d;
+    const int rank = comm_.rank();
+
+    // Barrier: every rank has its X shard in place, and has finished reading its receive slots
+    // (the sum of its previous run comes before this barrier in its stream). After it, this rank
+    // may read the others' shards and write into their slots.
+    comm_.barrier(stream);
+    // The copy stream waits for the barrier.
+    CUDA_CHECK(cudaEventRecord(layer_started_.get(), stream));
+    CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, layer_started_.get()));
+
+    // The gather: every chunk of the gathered X, pulled rank by rank from the shards (this
+    // rank's own sub-chunk is a local copy). The copies of chunk s + 1 run while the GEMMs of
+    // chunk s do.
+    for (int chunk = 0; chunk < layout_.chunks; ++chunk) {
+      for (int source = 0; source < layout_.gpus; ++source) {
+        const RowBlock block = pulled_block(layout_, chunk, source);
+        CUDA_CHECK(cudaMemcpyAsync(x_gathered_.get() + block.destination_row * d,
+                                   x_shards_.of<bf16>(source) + block.source_row * d,
+                                   size_t(block.rows * d) * sizeof(bf16), cudaMemcpyDefault,
+                                   copy_stream_));
+      }
+      // The GEMMs of this chunk wait for its rows (below).
+      CUDA_CHECK(cudaEventRecord(chunk_gathered_[size_t(chunk)].get(), copy_stream_));
+    }
+
+    // The GEMMs, chunk by chunk, each chunk's first GEMM after that chunk's rows have landed.
+    for (int chunk = 0; chunk < layout_.chunks; ++chunk) {
+      CUDA_CHECK(cudaStreamWaitEvent(stream, chunk_gathered_[size_t(chunk)].get()));
+      lesson16::launch(up_args(chunk * chunk_rows, chunk_rows, chunk_up_workspace_.get()), stream);
+      lesson16::launch(down_args(chunk * chunk_rows, chunk_rows, chunk_down_workspace_.get()),
+                       stream);
+      // The pushes of this chunk wait for its partial rows (below).
+      CUDA_CHECK(cudaEventRecord(chunk_computed_[size_t(chunk)].get(), stream));
+    }
+
+    // The scatter: each chunk's rows of P that rank q owns go into this rank's slot of rank q's
+    // receive buffer, while the next chunk's GEMMs run.
+    for (int chunk = 0; chunk < layout_.chunks; ++chunk) {
+      CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, chunk_computed_[size_t(chunk)].get()));
+      for (int destination = 0; destination < layout_.gpus; ++destination) {
+        const RowBlock block = pushed_block(layout_, chunk, destination);
+        bf16* slot = receive_slots_.of<bf16>(destination) + rank * slot_elements;
+        CUDA_CHECK(cudaMemcpyAsync(slot + block.destination_row * d,
+                                   partial_.get() + block.source_row * d,
+                                   size_t(block.rows * d) * sizeof(bf16), cudaMemcpyDefault,
+                                   copy_stream_));
+      }
+    }
+    // Barrier (copy stream): every rank's pushes have completed, so every slot of every rank's
+    // receive buffer is written. It runs after this rank's last GEMM (its pushes wait for it), so
+    // the NCCL kernel never waits beside a GEMM.
+    comm_.barrier(copy_stream_);
+    // The compute stream waits for the barrier, then sums its slots into Y_r.
+    CUDA_CHECK(cudaEventRecord(pushes_done_.get(), copy_stream_));
+    CUDA_CHECK(cudaStreamWaitEvent(stream, pushes_done_.get()));
+    sum_slots(exchange_.receive_slots.get(), layout_.gpus, slot_elements, y_.get(), stream);
+  }
+
+  // The reference of Y_r and the magnitude of its partials (check_across_ranks.cuh), one slice
+  // of d_ff at a time, from the whole weights and this rank's rows of X. Waits.
+  void compute_reference() {
+    const int64_t d = layout_.d_model, ff = layout_.d_ff, f = layout_.ff_per_rank();
+    const int64_t r = layout_.rows_per_rank();
+    reference_.resize(size_t(r * d));
+    magnitude_.resize(size_t(r * d));
+    CUDA_CHECK(cudaMemsetAsync(reference_.get(), 0, reference_.bytes(), stream_));
+    CUDA_CHECK(cudaMemsetAsync(magnitude_.get(), 0, magnitude_.bytes(), stream_));
+    DeviceBuffer<bf16> h_slice(size_t(r * f)), w2_slice(size_t(d * f));
+    DeviceBuffer<float> partial(size_t(r * d));
+    for (int slice = 0; slice < layout_.gpus; ++slice) {
+      gemm::Epilogue bias_gelu;
+      bias_gelu.bias = weights_.b1.get() + slice * f;
+      bias_gelu.activation = gemm::Activation::gelu;
+      cublaslt_.run({r, f, d}, exchange_.x_shard.get(), weights_.w1.get() + slice * f * d,
+                    bias_gelu, h_slice.get(), CUDA_R_16BF, stream_);
+      CUDA_CHECK(cudaMemcpy2DAsync(w2_slice.get(), size_t(f) * sizeof(bf16),
+                                   weights_.w2.get() + slice * f, size_t(ff) * sizeof(bf16),
+                                   size_t(f) * sizeof(bf16), size_t(d),
+                                   cudaMemcpyDeviceToDevice, stream_));
+      cublas_.run_fp32_output({r, d, f}, h_slice.get(), w2_slice.get(), partial.get(), stream_);
+      accumulate_partial(partial.get(), r * d, reference_.get(), magnitude_.get(), stream_);
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream_));  // before the slices are freed
+  }
+
+  ShardLayout layout_;
+  Communicator& comm_;
+  const LayerWeights& weights_;
+  const ExchangeBuffers& exchange_;
+  const PeerMemory& x_shards_;       // every rank's exchange_.x_shard
+  const PeerMemory& receive_slots_;  // every rank's exchange_.receive_slots
+  cudaStream_t stream_, copy_stream_;
+  DeviceBuffer<bf16> x_gathered_, h_, partial_, y_;
+  DeviceBuffer<unsigned char> up_workspace_, down_workspace_;
+  DeviceBuffer<unsigned char> chunk_up_workspace_, chunk_down_workspace_;
+  DeviceBuffer<float> reference_, magnitude_;
+  gemm::EpilogueReference cublaslt_;
+  gemm::CublasGemm cublas_;
+  Event layer_started_, pushes_done_;
+  std::vector<Event> chunk_gathered_, chunk_computed_;
+};
+
+}  // namespace lesson19

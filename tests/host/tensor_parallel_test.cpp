@@ -1,0 +1,374 @@
+// Lesson 19's plan (lessons/19_tensor_parallel/plan.hpp) and processes (ranks.hpp), without a GPU:
+// the command line, the contract and its messages, where every token row goes in the overlapped
+// variant, the allowance for the partials' roundings, timing counts that do not depend on what a
+// rank measured, and the parent that starts, watches and stops the ranks.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lessons/19_tensor_parallel/plan.hpp"
+#include "lessons/19_tensor_parallel/ranks.hpp"
+
+namespace {
+
+using lesson19::Options;
+using lesson19::ShardLayout;
+using lesson19::Variant;
+
+constexpr int64_t kDModel = 4096, kDff = 14336;  // Llama 3.1 8B's MLP (lesson 17's MlpShape)
+
+Options parse(std::vector<const char*> arguments) {
+  arguments.insert(arguments.begin(), "lesson19");
+  return lesson19::parse_options(int(arguments.size()), arguments.data());
+}
+
+// The message of the UsageError that parsing `arguments` throws ("" if it throws none).
+std::string usage_error(std::vector<const char*> arguments) {
+  try {
+    parse(std::move(arguments));
+  } catch (const gemm::UsageError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+ShardLayout layout(int64_t tokens, int gpus, int chunks) {
+  return {tokens, kDModel, kDff, gpus, chunks};
+}
+
+// ---- The command line --------------------------------------------------------------------------
+
+TEST(TensorParallelOptions, DefaultsAreEveryGpuFourChunksAndTheFourTokenCounts) {
+  const Options options = parse({});
+  EXPECT_EQ(options.gpus, 0);
+  EXPECT_EQ(options.chunks, 4);
+  EXPECT_EQ(options.token_counts, (std::vector<int64_t>{1024, 2048, 4096, 8192}));
+  EXPECT_FALSE(options.check_only);
+  EXPECT_FALSE(options.help);
+}
+
+TEST(TensorParallelOptions, ReadsEveryFlag) {
+  const Options options = parse({"--gpus", "2", "--tokens", "256,1024", "--chunks", "8",
+                                 "--check-only", "--seed", "7", "--csv", "out.csv", "--iters",
+                                 "12", "--timeout", "60"});
+  EXPECT_EQ(options.gpus, 2);
+  EXPECT_EQ(options.token_counts, (std::vector<int64_t>{256, 1024}));
+  EXPECT_EQ(options.chunks, 8);
+  EXPECT_TRUE(options.check_only);
+  EXPECT_EQ(options.seed, 7u);
+  EXPECT_EQ(options.csv_path, "out.csv");
+  EXPECT_EQ(options.pairs, 12);
+  EXPECT_EQ(options.timeout_seconds, 60);
+  EXPECT_TRUE(parse({"--help"}).help);
+}
+
+TEST(TensorParallelOptions, RejectsBadCommandLinesNamingTheFlag) {
+  EXPECT_EQ(usage_error({"--m", "512"}), "unknown option '--m'");
+  EXPECT_EQ(usage_error({"--bogus"}), "unknown option '--bogus'");
+  EXPECT_EQ(usage_error({"--chunks"}), "--chunks needs a value");
+  EXPECT_NE(usage_error({"--gpus", "0"}).find("--gpus = 0 is out of range"), std::string::npos);
+  EXPECT_NE(usage_error({"--chunks", "0"}).find("--chunks = 0 is out of range"), std::string::npos);
+  EXPECT_NE(usage_error({"--tokens", "1024,0"}).find("--tokens"), std::string::npos);
+  EXPECT_NE(usage_error({"--tokens", "many"}).find("--tokens"), std::string::npos);
+  EXPECT_EQ(usage_error({"--tokens", ""}), "--tokens needs a list of integers, got ''");
+  EXPECT_EQ(usage_error({"--csv", ""}), "--csv needs a file name");
+  EXPECT_NE(usage_error({"--timeout", "-1"}).find("--timeout"), std::string::npos);
+}
+
+// ---- The contract ------------------------------------------------------------------------------
+
+TEST(TensorParallelContract, TheGpusMustSplitDffIntoSlicesOfWholeVectors) {
+  for (const int gpus : {1, 2, 4, 7, 8, 14, 16, 28})
+    EXPECT_FALSE(lesson19::gpu_count_violation(gpus, kDff)) << gpus;
+  for (const int gpus : {3, 5, 6, 9, 10, 12, 15, 0}) {
+    const auto violation = lesson19::gpu_count_violation(gpus, kDff);
+    ASSERT_TRUE(violation) << gpus;
+    EXPECT_EQ(*violation, std::to_string(gpus) +
+                              " GPU(s) cannot split d_ff = 14336 into equal slices of a multiple "
+                              "of 8 columns (--gpus 1, 2, 4, 7, 8, 14, 16, ...)");
+  }
+  // A slice must be a multiple of 8 columns, not only a whole number of them.
+  EXPECT_TRUE(lesson19::gpu_count_violation(2, 8 * 3));
+  EXPECT_FALSE(lesson19::gpu_count_violation(3, 8 * 3));
+}
+
+TEST(TensorParallelContract, TheTokensMustShareOutOverRanksAndChunks) {
+  EXPECT_FALSE(lesson19::contract_violation(layout(1024, 2, 4)));
+  EXPECT_FALSE(lesson19::contract_violation(layout(8, 2, 4)));
+  EXPECT_FALSE(lesson19::contract_violation(layout(1, 1, 1)));
+  EXPECT_FALSE(lesson19::contract_violation(layout(7 * 4 * 3, 7, 4)));
+  for (const int64_t tokens : {int64_t(1020), int64_t(4), int64_t(0), int64_t(1028)}) {
+    const auto violation = lesson19::contract_violation(layout(tokens, 2, 4));
+    ASSERT_TRUE(violation) << tokens;
+    EXPECT_EQ(*violation, "--tokens " + std::to_string(tokens) +
+                              ": with 2 GPU(s) and 4 chunk(s) the token count must be a multiple "
+                              "of 8 (GPUs x chunks), so that every rank owns T/G rows and every "
+                              "chunk T/(G c) of them");
+  }
+  // The GPU count is part of the contract too, and comes first.
+  const auto violation = lesson19::contract_violation(layout(1024, 3, 1));
+  ASSERT_TRUE(violation);
+  EXPECT_NE(violation->find("3 GPU(s) cannot split d_ff"), std::string::npos);
+}
+
+// ---- Where the rows go -------------------------------------------------------------------------
+
+// The overlapped variant's copies, replayed on token numbers: every rank's shard is pulled into
+// the gathered X (pulled_block), the GEMMs keep the rows where they are, and every rank pushes
+// the rows of P into the receive slots (pushed_block). Every token of every rank's Y must arrive
+// exactly once, from every sender, in the row of its rank's shard that it started in.
+TEST(TensorParallelRows, EveryTokenRowLandsOnceInItsRankAndPosition) {
+  for (const int gpus : {1, 2, 4, 7, 8})
+    for (const int chunks : {1, 2, 4})
+      for (const int64_t multiple : {1, 3}) {
+        const ShardLayout l = layout(int64_t(gpus) * chunks * multiple, gpus, chunks);
+        const int64_t per_rank = l.rows_per_rank();
+        SCOPED_TRACE(testing::Message() << gpus << " GPUs, " << chunks << " chunks, "
+                                        << l.tokens << " tokens");
+        // Gather: row g of the gathered X holds token gathered[g].
+        std::vector<int64_t> gathered(size_t(l.tokens), -1);
+        for (int chunk = 0; chunk < chunks; ++chunk)
+          for (int source = 0; source < gpus; ++source) {
+            const lesson19::RowBlock block = lesson19::pulled_block(l, chunk, source);
+            for (int64_t i = 0; i < block.rows; ++i) {
+              int64_t& row = gathered[size_t(block.destination_row + i)];
+              EXPECT_EQ(row, -1) << "gathered row " << block.destination_row + i << " twice";
+              row = source * per_rank + block.source_row + i;
+            }
+          }
+        for (const int64_t token : gathered) ASSERT_NE(token, -1) << "a gathered row unwritten";
+        // Scatter: every sender pushes the rows of its P (in the gathered order) into its slot of
+        // every receiver. landed[receiver][sender][row] is the token that arrived there.
+        const std::vector<int64_t> empty_slot(size_t(per_rank), -1);
+        std::vector<std::vector<std::vector<int64_t>>> landed(
+            size_t(gpus), std::vector<std::vector<int64_t>>(size_t(gpus), empty_slot));
+        for (int sender = 0; sender < gpus; ++sender)
+          for (int chunk = 0; chunk < chunks; ++chunk)
+            for (int receiver = 0; receiver < gpus; ++receiver) {
+              const lesson19::RowBlock block = lesson19::pushed_block(l, chunk, receiver);
+              for (int64_t i = 0; i < block.rows; ++i) {
+                const size_t slot_row = size_t(block.destination_row + i);
+                int64_t& row = landed[size_t(receiver)][size_t(sender)][slot_row];
+                EXPECT_EQ(row, -1) << "slot row written twice";
+                row = gathered[size_t(block.source_row + i)];
+              }
+            }
+        for (int receiver = 0; receiver < gpus; ++receiver)
+          for (int sender = 0; sender < gpus; ++sender)
+            for (int64_t row = 0; row < per_rank; ++row)
+              ASSERT_EQ(landed[size_t(receiver)][size_t(sender)][size_t(row)],
+                        receiver * per_rank + row)
+                  << "rank " << receiver << ", slot " << sender << ", row " << row;
+      }
+}
+
+TEST(TensorParallelRows, TheGatheredXIsChunkMajor) {
+  // The README's picture: 2 ranks of 4 rows, 2 chunks. Gathered: t0 t1 t4 t5 | t2 t3 t6 t7.
+  const ShardLayout l = layout(8, 2, 2);
+  std::vector<int64_t> gathered(8, -1);
+  for (int chunk = 0; chunk < 2; ++chunk)
+    for (int source = 0; source < 2; ++source) {
+      const lesson19::RowBlock block = lesson19::pulled_block(l, chunk, source);
+      for (int64_t i = 0; i < block.rows; ++i)
+        gathered[size_t(block.destination_row + i)] = source * 4 + block.source_row + i;
+    }
+  EXPECT_EQ(gathered, (std::vector<int64_t>{0, 1, 4, 5, 2, 3, 6, 7}));
+  const lesson19::RowBlock second_chunk_to_rank_1 = lesson19::pushed_block(l, 1, 1);
+  EXPECT_EQ(second_chunk_to_rank_1.source_row, 6);       // t6 t7 in the gathered order
+  EXPECT_EQ(second_chunk_to_rank_1.destination_row, 2);  // rows 2, 3 of rank 1's shard
+  EXPECT_EQ(second_chunk_to_rank_1.rows, 2);
+}
+
+// ---- The allowance for the partials' roundings -------------------------------------------------
+
+// x rounded to bf16, to nearest even (inputs here are finite).
+float round_to_bf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+  std::memcpy(&x, &bits, sizeof(x));
+  return x;
+}
+
+TEST(TensorParallelTolerance, RoundingsPerVariant) {
+  for (const Variant variant : lesson19::kVariants)
+    EXPECT_EQ(lesson19::partial_roundings(variant, 1), 0);
+  EXPECT_EQ(lesson19::partial_roundings(Variant::overlapped, 2), 1);
+  EXPECT_EQ(lesson19::partial_roundings(Variant::overlapped, 8), 1);
+  EXPECT_EQ(lesson19::partial_roundings(Variant::stream_order, 2), 1);
+  EXPECT_EQ(lesson19::partial_roundings(Variant::stream_order, 8), 7);
+  EXPECT_EQ(lesson19::partial_roundings(Variant::cublas_nccl, 7), 6);
+}
+
+TEST(TensorParallelTolerance, WithoutRoundingsItIsTheCoursesRule) {
+  for (const double reference : {-3.0, 0.0, 0.25, 100.0})
+    EXPECT_DOUBLE_EQ(lesson19::allowed_error_across_ranks(reference, 1.5, 40.0, 0),
+                     gemm::allowed_error(reference, 1.5));
+  EXPECT_DOUBLE_EQ(lesson19::allowed_error_across_ranks(0.0, 0.0, 8.0, 3), 3 * 8.0 / 128);
+}
+
+TEST(TensorParallelTolerance, TwoPartialsThatCancelNeedTheExtraTerm) {
+  // P0 = 4 (1 + 2^-8) and P1 = -4 (1 + 3 * 2^-8) are both halfway between two bf16 values and
+  // round away from each other: 4 and -4.0625. Their sum, -2^-5, comes out as -2^-4.
+  const float p0 = 4.015625f, p1 = -4.046875f;
+  const double exact = double(p0) + double(p1);
+  const double summed = round_to_bf16(round_to_bf16(p0) + round_to_bf16(p1));
+  const double error = std::fabs(summed - exact), rms = 1.0, magnitude = 4.015625 + 4.046875;
+  EXPECT_DOUBLE_EQ(error, 1.0 / 32);
+  EXPECT_GT(error, gemm::allowed_error(exact, rms));  // the course's rule alone fails it
+  EXPECT_LE(error, lesson19::allowed_error_across_ranks(exact, rms, magnitude, 1));
+  // A lost partial is no rounding error: it fails with the extra term too.
+  const double lost = round_to_bf16(p0);
+  EXPECT_GT(std::fabs(lost - exact),
+            lesson19::allowed_error_across_ranks(exact, rms, magnitude, 1));
+}
+
+TEST(TensorParallelTolerance, RandomPartialsPassWithTheirRoundings) {
+  // Partials as the layer's: sums of many products, so close to normal, with rms(Y) = 1. The
+  // overlapped variant's sum (fp32, rounded once) and a ring's (rounded after every addition)
+  // both stay within their allowance, element by element.
+  std::mt19937 generator(19);
+  for (const int gpus : {2, 4, 7, 8}) {
+    std::normal_distribution<double> partial(0.0, 1.0 / std::sqrt(double(gpus)));
+    double worst_slots = 0, worst_ring = 0;
+    for (int element = 0; element < 200000; ++element) {
+      double exact = 0, magnitude = 0;
+      float slots = 0, ring = 0;
+      for (int q = 0; q < gpus; ++q) {
+        const double p = partial(generator);
+        exact += p;
+        magnitude += std::fabs(p);
+        const float rounded = round_to_bf16(float(p));
+        slots += rounded;
+        ring = q == 0 ? rounded : round_to_bf16(ring + rounded);
+      }
+      const double slots_error = std::fabs(double(round_to_bf16(slots)) - exact);
+      const double ring_error = std::fabs(double(ring) - exact);
+      const int slot_roundings = lesson19::partial_roundings(Variant::overlapped, gpus);
+      const int ring_roundings = lesson19::partial_roundings(Variant::stream_order, gpus);
+      worst_slots = std::max(worst_slots, slots_error / lesson19::allowed_error_across_ranks(
+                                                            exact, 1.0, magnitude, slot_roundings));
+      worst_ring = std::max(worst_ring, ring_error / lesson19::allowed_error_across_ranks(
+                                                         exact, 1.0, magnitude, ring_roundings));
+    }
+    EXPECT_LE(worst_slots, 1.0) << gpus << " GPUs";
+    EXPECT_LE(worst_ring, 1.0) << gpus << " GPUs";
+  }
+}
+
+// ---- Timing counts -----------------------------------------------------------------------------
+
+TEST(TensorParallelTiming, EveryRankDerivesTheSameCountsFromTheSlowestLayer) {
+  // 1 ms per layer: 0.2 s of timed layers is 200 pairs; 0.3 s of warm-up at 2 ms a pair, 150.
+  const gemm::TimingOptions agreed = lesson19::agreed_timing_options(30, 1.0);
+  EXPECT_EQ(agreed.pairs, 200);
+  EXPECT_EQ(agreed.warmup, 150);
+  // What the timer decides from its own measurements must not change them: no warm-up by time,
+  // no extra pairs by time, whatever a rank measured.
+  EXPECT_EQ(agreed.warmup_seconds, 0.0);
+  for (const double measured_ms : {0.01, 1.0, 50.0})
+    EXPECT_EQ(gemm::planned_pairs(agreed, 2 * measured_ms, measured_ms), agreed.pairs);
+  // A slow layer: the asked-for pairs and the course's minimum warm-up.
+  const gemm::TimingOptions slow = lesson19::agreed_timing_options(30, 100.0);
+  EXPECT_EQ(slow.pairs, 30);
+  EXPECT_EQ(slow.warmup, 5);
+}
+
+// ---- The processes -----------------------------------------------------------------------------
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+TEST(TensorParallelRanks, RankZeroReachesEveryOtherRank) {
+  const auto body = [](int rank, const lesson19::RankChannels& channels) {
+    char message[16] = "unique id";
+    if (rank == 0) {
+      channels.send_to_others(message, sizeof(message));
+      return gemm::kExitPass;
+    }
+    char received[16] = {};
+    channels.receive_from_rank_zero(received, sizeof(received));
+    return std::strcmp(received, message) == 0 ? gemm::kExitPass : gemm::kExitBadUsage;
+  };
+  EXPECT_EQ(lesson19::run_ranks(4, 30, body), gemm::kExitPass);
+}
+
+TEST(TensorParallelRanks, AFailedCheckLetsTheOtherRanksFinish) {
+  // Rank 1 reports a failed check at once; rank 0 is still working, and is not stopped.
+  const int code = lesson19::run_ranks(2, 30, [](int rank, const lesson19::RankChannels&) {
+    if (rank == 1) return gemm::kExitCheckFailed;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return gemm::kExitPass;
+  });
+  EXPECT_EQ(code, gemm::kExitCheckFailed);
+}
+
+TEST(TensorParallelRanks, AFailedRankStopsTheOthersAndIsNamed) {
+  const auto start = std::chrono::steady_clock::now();
+  testing::internal::CaptureStderr();
+  const int code = lesson19::run_ranks(3, 60, [](int rank, const lesson19::RankChannels&) {
+    if (rank == 2) return gemm::kExitCudaError;
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+    return gemm::kExitPass;
+  });
+  const std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, gemm::kExitCudaError);
+  EXPECT_LT(seconds_since(start), 20.0);
+  EXPECT_NE(printed.find("rank 2 exited with code 5 (CUDA or NCCL error); stopped the other "
+                         "ranks"),
+            std::string::npos)
+      << printed;
+}
+
+TEST(TensorParallelRanks, ACrashedRankIsNamedWithItsSignal) {
+  testing::internal::CaptureStderr();
+  const int code = lesson19::run_ranks(2, 60, [](int rank, const lesson19::RankChannels&) {
+    if (rank == 1) std::raise(SIGKILL);
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+    return gemm::kExitPass;
+  });
+  const std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, gemm::kExitCudaError);
+  EXPECT_NE(printed.find("rank 1 was killed by signal 9"), std::string::npos) << printed;
+}
+
+TEST(TensorParallelRanks, AHangingRankIsStoppedAtTheTimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  testing::internal::CaptureStderr();
+  const int code = lesson19::run_ranks(2, 1, [](int rank, const lesson19::RankChannels&) {
+    if (rank == 0) return gemm::kExitPass;
+    pause();  // waits for a signal that only the parent's kill brings
+    return gemm::kExitPass;
+  });
+  const std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, gemm::kExitCudaError);
+  EXPECT_LT(seconds_since(start), 15.0);
+  EXPECT_NE(printed.find("rank 1 did not finish within 1 s"), std::string::npos) << printed;
+}
+
+TEST(TensorParallelRanks, AChildReportsWhatItFound) {
+  struct Found {
+    int count;
+  };
+  const auto found = lesson19::run_in_child<Found>([] { return Found{7}; });
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->count, 7);
+  const auto died = lesson19::run_in_child<Found>([]() -> Found {
+    std::_Exit(3);
+  });
+  EXPECT_FALSE(died);
+}
+
+}  // namespace
