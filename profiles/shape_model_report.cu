@@ -5,12 +5,17 @@
 //
 //   shape_model_report --csv profiles/sweeps/configs_16.csv [--sms 132]
 //   shape_model_report --csv profiles/sweeps/configs_16.csv --fit
+//   shape_model_report --csv profiles/sweeps/configs_16_h200.csv --dram-bytes-per-ns 4188
 //
 // The shapes of the course's standard sweep are the ones the model's costs were fitted on; every
 // other shape of the file is held out, and reported separately. --fit searches a grid of the three
 // costs that decide most picks (L2 bytes per ns per SM, the cost per work item and per Stream-K
 // unit, against the tensor cores' rate) for the fewest lost percent on the fitted shapes (the
 // first of equal ones, in the order of the grid), and prints it.
+//
+// --dram-bytes-per-ns replaces the H100's DRAM rate, as the lesson's costs_on_this_gpu() does on the
+// GPU it runs on (kDramShareReached of the peak the GPU reports: 4188 on the H200), so that an
+// oracle swept on another GPU is judged with the picks the lesson makes there.
 //
 // The comparison uses each configuration's paired ratio to cuBLAS (measured with its own pairs),
 // so that the clock of each configuration's run cancels out: loss = 1 - ratio(pick) / ratio(best).
@@ -178,6 +183,7 @@ int main(int argc, char** argv) {
   std::string csv_path;
   int sms = 132;
   bool fit = false;
+  lesson16::MachineCosts costs = lesson16::kH100Costs;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
@@ -189,39 +195,41 @@ int main(int argc, char** argv) {
       const std::string value = argv[++i];
       if (flag == "--csv") csv_path = value;
       else if (flag == "--sms") sms = int(gemm::parse_integer(flag, value, 2, 1024));
+      else if (flag == "--dram-bytes-per-ns")
+        costs.dram_bytes_per_ns = double(gemm::parse_integer(flag, value, 1, 1000000));
       else throw std::invalid_argument("unknown option '" + flag + "'");
     }
     if (csv_path.empty()) throw std::invalid_argument("--csv FILE is required");
   } catch (const std::exception& error) {
     std::fprintf(stderr, "shape_model_report: error: %s\n", error.what());
-    std::fprintf(stderr, "usage: shape_model_report --csv FILE [--sms 132] [--fit]\n");
+    std::fprintf(stderr, "usage: shape_model_report --csv FILE [--sms 132] [--dram-bytes-per-ns B] [--fit]\n");
     return gemm::kExitBadUsage;
   }
   try {
     const std::vector<Shape> shapes = read_oracle(csv_path);
     if (!fit) {
-      report(shapes, sms, lesson16::kH100Costs);
+      report(shapes, sms, costs);
       return gemm::kExitPass;
     }
-    lesson16::MachineCosts best = lesson16::kH100Costs;
+    lesson16::MachineCosts best = costs;
     double best_loss = fitted_loss(shapes, sms, best);
     for (double l2 = 30; l2 <= 120; l2 += 2)
       for (double item = 0; item <= 3000; item += 100)
         for (double unit = 0; unit <= 10000; unit += 250) {
-          lesson16::MachineCosts costs = lesson16::kH100Costs;
-          costs.l2_bytes_per_ns_per_sm = l2;
-          costs.item_ns = item;
-          costs.stream_k_unit_ns = unit;
-          const double loss = fitted_loss(shapes, sms, costs);
+          lesson16::MachineCosts candidate = costs;
+          candidate.l2_bytes_per_ns_per_sm = l2;
+          candidate.item_ns = item;
+          candidate.stream_k_unit_ns = unit;
+          const double loss = fitted_loss(shapes, sms, candidate);
           if (loss < best_loss - 1e-12) {
-            best = costs;
+            best = candidate;
             best_loss = loss;
           }
         }
     std::printf("fitted: l2_bytes_per_ns_per_sm = %.0f, item_ns = %.0f, stream_k_unit_ns = %.0f: "
                 "%.2f lost percent over the fitted shapes (the costs in the lesson: %.2f)\n",
                 best.l2_bytes_per_ns_per_sm, best.item_ns, best.stream_k_unit_ns, 100 * best_loss,
-                100 * fitted_loss(shapes, sms, lesson16::kH100Costs));
+                100 * fitted_loss(shapes, sms, costs));
     return gemm::kExitPass;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "shape_model_report: error: %s\n", error.what());

@@ -41,6 +41,7 @@ struct Options {
   bool check_only = false;        // --check-only: no timing
   uint64_t seed = 1;              // --seed: the random inputs, the same on every rank
   std::string csv_path;           // --csv FILE: rank 0 also writes the figures there
+  std::string commit;             // --commit SHA: recorded in every row of the CSV
   int pairs = 30;                 // --iters: timed pairs (at least; more for short layers)
   int timeout_seconds = 900;      // --timeout: the parent stops every rank after this long
   bool help = false;
@@ -48,7 +49,7 @@ struct Options {
 
 inline const char* kUsage =
     "usage: lesson19 [--gpus G] [--tokens 1024,2048,4096,8192] [--chunks C] [--check-only]\n"
-    "                [--seed S] [--iters PAIRS] [--csv FILE] [--timeout SECONDS]\n"
+    "                [--seed S] [--iters PAIRS] [--csv FILE] [--commit SHA] [--timeout SECONDS]\n"
     "  The MLP of Llama 3.1 8B, H = gelu(X W1^T + b1), Y = H W2^T, tensor-parallel over G\n"
     "  GPUs (default: every visible GPU), one process per GPU, checked and timed three ways:\n"
     "  NCCL and lesson 16 in stream order; copy engines overlapped with lesson 16 in C chunks;\n"
@@ -87,7 +88,9 @@ inline Options parse_options(int argc, const char* const* argv) {
     else if (flag == "--csv") {
       options.csv_path = value();
       if (options.csv_path.empty()) throw gemm::UsageError("--csv needs a file name");
-    } else
+    } else if (flag == "--commit")
+      options.commit = value();
+    else
       throw gemm::UsageError("unknown option '" + flag + "'");
   }
   return options;

@@ -161,7 +161,7 @@ std::string nccl_version() {
 // written.
 bool print_timings(const std::vector<int64_t>& token_counts,
                    const std::vector<std::vector<double>>& timings, const Options& options,
-                   int gpus) {
+                   int gpus, const std::string& gpu_names) {
   std::printf("\ntimes: medians of the pairs on rank 0, in us; ratios: medians of the per-pair "
               "ratios, time over time (below 1: the first is faster)\n");
   std::printf("%7s %10s %10s %10s %10s %10s %10s  %s\n", "tokens", "stream", "overlapped",
@@ -184,7 +184,7 @@ bool print_timings(const std::vector<int64_t>& token_counts,
   std::ofstream file(options.csv_path);
   file << "tokens,gpus,chunks,rank,stream_us,overlapped_us,cublaslt_nccl_us,"
           "overlapped_over_stream,overlapped_over_cublaslt,stream_over_cublaslt,pairs,"
-          "sm_mhz_median,date\n";
+          "sm_mhz_median,date,gpu,commit\n";
   for (size_t i = 0; i < token_counts.size(); ++i)
     for (int r = 0; r < gpus; ++r) {
       const TimingFigures f = TimingFigures::from(timings[i].data() + r * TimingFigures::kCount);
@@ -193,7 +193,7 @@ bool print_timings(const std::vector<int64_t>& token_counts,
            << f.overlapped_over_stream << "," << f.overlapped_over_cublas << ","
            << f.stream_over_cublas << "," << f.pairs << ","
            << (f.sm_mhz < 0 ? std::string("n/a") : std::to_string(int(f.sm_mhz))) << ","
-           << gemm::today_utc() << "\n";
+           << gemm::today_utc() << ",\"" << gpu_names << "\"," << options.commit << "\n";
     }
   return bool(file);
 }
@@ -291,7 +291,7 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
   comm.barrier(stream.get());
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
-  if (rank == 0 && !timings.empty() && !print_timings(timed_tokens, timings, options, gpus)) {
+  if (rank == 0 && !timings.empty() && !print_timings(timed_tokens, timings, options, gpus, gpu_names)) {
     std::fprintf(stderr, "lesson19: rank 0: error: cannot write %s\n", options.csv_path.c_str());
     return gemm::kExitBadUsage;
   }

@@ -61,7 +61,7 @@ TEST(TensorParallelOptions, DefaultsAreEveryGpuFourChunksAndTheFourTokenCounts) 
 TEST(TensorParallelOptions, ReadsEveryFlag) {
   const Options options = parse({"--gpus", "2", "--tokens", "256,1024", "--chunks", "8",
                                  "--check-only", "--seed", "7", "--csv", "out.csv", "--iters",
-                                 "12", "--timeout", "60"});
+                                 "12", "--timeout", "60", "--commit", "abc1234"});
   EXPECT_EQ(options.gpus, 2);
   EXPECT_EQ(options.token_counts, (std::vector<int64_t>{256, 1024}));
   EXPECT_EQ(options.chunks, 8);
@@ -70,6 +70,7 @@ TEST(TensorParallelOptions, ReadsEveryFlag) {
   EXPECT_EQ(options.csv_path, "out.csv");
   EXPECT_EQ(options.pairs, 12);
   EXPECT_EQ(options.timeout_seconds, 60);
+  EXPECT_EQ(options.commit, "abc1234");
   EXPECT_TRUE(parse({"--help"}).help);
 }
 
