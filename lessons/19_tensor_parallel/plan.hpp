@@ -37,7 +37,7 @@ inline const char* variant_name(Variant variant) {
 struct Options {
   int gpus = 0;  // --gpus G; 0: every visible GPU
   std::vector<int64_t> token_counts = {1024, 2048, 4096, 8192};  // --tokens
-  int chunks = 4;                 // --chunks: the overlapped variant's pieces of each rank's rows
+  int chunks = 1;                 // --chunks: the overlapped variant's pieces of each rank's rows
   bool check_only = false;        // --check-only: no timing
   uint64_t seed = 1;              // --seed: the random inputs, the same on every rank
   std::string csv_path;           // --csv FILE: rank 0 also writes the figures there
@@ -101,8 +101,7 @@ inline Options parse_options(int argc, const char* const* argv) {
 // How the layer is cut, for T tokens over G ranks in c chunks:
 //
 //   R = T / G      rows of X (and of Y) that each rank owns: rank r owns rows [r R, (r+1) R)
-//   S = R / c      rows of a sub-chunk: the piece of a rank's rows in one chunk
-//   G S            rows of a chunk of the gathered X: sub-chunk s of every rank, rank by rank
+//   S = R / c      rows of a chunk: the overlapped variant cuts every rank's rows into c chunks
 //   F = d_ff / G   columns of H (and rows of W1, columns of W2) that each rank owns
 struct ShardLayout {
   int64_t tokens = 0;   // T
@@ -111,10 +110,9 @@ struct ShardLayout {
   int gpus = 1;    // G
   int chunks = 1;  // c
 
-  int64_t rows_per_rank() const { return tokens / gpus; }                  // R
-  int64_t rows_per_sub_chunk() const { return rows_per_rank() / chunks; }  // S
-  int64_t rows_per_chunk() const { return gpus * rows_per_sub_chunk(); }   // G S
-  int64_t ff_per_rank() const { return d_ff / gpus; }                      // F
+  int64_t rows_per_rank() const { return tokens / gpus; }              // R
+  int64_t rows_per_chunk() const { return rows_per_rank() / chunks; }  // S
+  int64_t ff_per_rank() const { return d_ff / gpus; }                  // F
 };
 
 // Whether G ranks can share d_ff: each must get a slice of whole 16-byte rows (a multiple of 8
@@ -145,15 +143,25 @@ inline std::optional<std::string> contract_violation(const ShardLayout& layout) 
 
 // ---- Where the rows go in the overlapped variant -----------------------------------------------
 //
-// The gathered X is chunk-major: chunk s holds sub-chunk s of every rank, rank 0's first. With
-// G = 2, c = 2 (R = 4 rows per rank, S = 2), token rows t0..t7:
+// The gathered X, H and P are in token order, as NCCL's all-gather leaves them: rank q's rows are
+// rows [q R, (q+1) R), and chunk s of rank q is rows q R + s S .. q R + (s+1) S. Rank r takes the
+// ranks' rows in turn:
+//   - the first GEMM starts with its own rows, which it reads from its shard with no copy, then
+//     takes rank r + 1's, r + 2's, ... (mod G), each as soon as the copy engines have pulled it;
+//   - the second GEMM takes the other ranks' rows first, r + 1's to r - 1's, so that each is
+//     pushed to its owner while the next is computed, and its own rows last: they stay, written
+//     straight into its own receive slot.
+// With G = 2, c = 1 (R = 4 rows per rank), token rows t0..t7, on rank 0:
 //
-//   rank 0's shard   rank 1's shard          gathered X (chunk-major)
-//     t0 t1 | t2 t3    t4 t5 | t6 t7           chunk 0: t0 t1 t4 t5    chunk 1: t2 t3 t6 t7
-//
-// H and P = H_r W2_r^T keep that order, so within every chunk the rows that rank q owns are one
-// block of S rows (at q S), and they go to row s S of rank q's receive slot: each slot, and so
-// Y_q, ends in the token order of rank q's shard.
+//   first GEMM:  t0 t1 t2 t3 (its shard)  then  t4 t5 t6 t7 (pulled from rank 1)
+//   second GEMM: t4 t5 t6 t7 (pushed to rank 1's slot 0)  then  t0 t1 t2 t3 (its own slot 0)
+
+// The rank whose rows step `step` (0 .. G-1) of the first GEMM takes on rank `rank`: its own first.
+inline int first_gemm_rank(int rank, int step, int gpus) { return (rank + step) % gpus; }
+
+// The rank whose rows step `step` (0 .. G-1) of the second GEMM takes on rank `rank`: the next
+// rank's first, its own last.
+inline int second_gemm_rank(int rank, int step, int gpus) { return (rank + 1 + step) % gpus; }
 
 // A run of contiguous rows copied from one buffer to another.
 struct RowBlock {
@@ -162,18 +170,20 @@ struct RowBlock {
   int64_t rows = 0;
 };
 
-// The gather: sub-chunk `chunk` of rank `source_rank`'s shard of X (rows of the shard) into the
-// gathered X (rows of the gathered buffer).
+// The gather: chunk `chunk` of rank `source_rank`'s shard of X (rows of the shard) into the
+// gathered X (rows of X). On the pulling rank's own shard it names the rows the first GEMM reads
+// in place.
 inline RowBlock pulled_block(const ShardLayout& layout, int chunk, int source_rank) {
-  const int64_t sub = layout.rows_per_sub_chunk();
-  return {chunk * sub, chunk * layout.rows_per_chunk() + source_rank * sub, sub};
+  const int64_t rows = layout.rows_per_chunk();
+  return {chunk * rows, source_rank * layout.rows_per_rank() + chunk * rows, rows};
 }
 
-// The scatter: the rows of chunk `chunk` of this rank's partial P (rows of P) that rank
-// `destination_rank` owns, into the sender's slot of that rank's receive buffer (rows of a slot).
+// The scatter: chunk `chunk` of the rows that rank `destination_rank` owns, from this rank's P
+// (rows of P) into this rank's slot of the destination's receive buffer (rows of a slot). On this
+// rank's own rows it names where the second GEMM writes them in its own slot.
 inline RowBlock pushed_block(const ShardLayout& layout, int chunk, int destination_rank) {
-  const int64_t sub = layout.rows_per_sub_chunk();
-  return {chunk * layout.rows_per_chunk() + destination_rank * sub, chunk * sub, sub};
+  const int64_t rows = layout.rows_per_chunk();
+  return {destination_rank * layout.rows_per_rank() + chunk * rows, chunk * rows, rows};
 }
 
 // ---- What the arithmetic may add to the error --------------------------------------------------

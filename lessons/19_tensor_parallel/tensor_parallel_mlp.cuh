@@ -91,8 +91,8 @@ class TensorParallelMlp {
                     cudaStream_t copy_stream)
       : layout_(layout), comm_(comm), weights_(weights), exchange_(exchange),
         x_shards_(x_shards), receive_slots_(receive_slots), stream_(stream),
-        copy_stream_(copy_stream), chunk_gathered_(size_t(layout.chunks)),
-        chunk_computed_(size_t(layout.chunks)) {
+        copy_stream_(copy_stream), chunk_pulled_(size_t((layout.gpus - 1) * layout.chunks)),
+        chunk_computed_(size_t((layout.gpus - 1) * layout.chunks)) {
     const int64_t t = layout.tokens, d = layout.d_model, f = layout.ff_per_rank();
     const int64_t r = layout.rows_per_rank();
     x_gathered_.resize(size_t(t * d));
@@ -154,19 +154,18 @@ class TensorParallelMlp {
   gemm::GemmProblem down_problem(int64_t rows) const {  // P = H W2_r^T
     return {rows, layout_.d_model, layout_.ff_per_rank()};
   }
-  // The two GEMMs on `rows` rows starting at row `first` of the gathered X (and of H and P).
-  gemm::GemmArgs up_args(int64_t first, int64_t rows, void* workspace) const {
+  // The first GEMM on `rows` rows of X starting at `x` (the gathered X, or a rank's own shard),
+  // into H from row `first`; the second on `rows` rows of H from row `first`, into `p`.
+  gemm::GemmArgs up_args(const bf16* x, int64_t first, int64_t rows, void* workspace) const {
     gemm::Epilogue bias_gelu;
     bias_gelu.bias = weights_.b1_shard.get();
     bias_gelu.activation = gemm::Activation::gelu;
-    return {up_problem(rows), x_gathered_.get() + first * layout_.d_model,
-            weights_.w1_shard.get(), h_.get() + first * layout_.ff_per_rank(), workspace,
-            bias_gelu};
+    return {up_problem(rows), x, weights_.w1_shard.get(), h_.get() + first * layout_.ff_per_rank(),
+            workspace, bias_gelu};
   }
-  gemm::GemmArgs down_args(int64_t first, int64_t rows, void* workspace) const {
-    return {down_problem(rows), h_.get() + first * layout_.ff_per_rank(),
-            weights_.w2_shard.get(), partial_.get() + first * layout_.d_model, workspace,
-            gemm::Epilogue{}};
+  gemm::GemmArgs down_args(int64_t first, int64_t rows, bf16* p, void* workspace) const {
+    return {down_problem(rows), h_.get() + first * layout_.ff_per_rank(), weights_.w2_shard.get(),
+            p, workspace, gemm::Epilogue{}};
   }
 
   // NCCL gathers X in token order (rank by rank), lesson 16's two GEMMs compute H and P on all T
@@ -176,8 +175,8 @@ class TensorParallelMlp {
     const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
     NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered_.get(), shard_elements,
                              ncclBfloat16, comm_.get(), stream));
-    lesson16::launch(up_args(0, layout_.tokens, up_workspace_.get()), stream);
-    lesson16::launch(down_args(0, layout_.tokens, down_workspace_.get()), stream);
+    lesson16::launch(up_args(x_gathered_.get(), 0, layout_.tokens, up_workspace_.get()), stream);
+    lesson16::launch(down_args(0, layout_.tokens, partial_.get(), down_workspace_.get()), stream);
     NCCL_CHECK(ncclReduceScatter(partial_.get(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
                                  comm_.get(), stream));
   }
@@ -187,28 +186,28 @@ class TensorParallelMlp {
     const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
     NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered_.get(), shard_elements,
                              ncclBfloat16, comm_.get(), stream));
-    const gemm::GemmArgs up = up_args(0, layout_.tokens, nullptr);
-    const gemm::GemmArgs down = down_args(0, layout_.tokens, nullptr);
+    const gemm::GemmArgs up = up_args(x_gathered_.get(), 0, layout_.tokens, nullptr);
+    const gemm::GemmArgs down = down_args(0, layout_.tokens, partial_.get(), nullptr);
     cublaslt_.run(up.problem, up.a, up.b, up.epilogue, up.d, CUDA_R_16BF, stream);
     cublaslt_.run(down.problem, down.a, down.b, down.epilogue, down.d, CUDA_R_16BF, stream);
     NCCL_CHECK(ncclReduceScatter(partial_.get(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
                                  comm_.get(), stream));
   }
 
-  // NEW in lesson 19: the layer in chunks, the rows moved by the copy engines while the SMs run
-  // the GEMMs. Lesson 16's kernels are persistent and cooperative: each holds every SM with
-  // nearly all of its shared memory, so an NCCL kernel beside one would wait for it to end. The
-  // copy engines need no SM. Chunk s of the gathered X is sub-chunk s of every rank's shard
-  // (plan.hpp: pulled_block, pushed_block):
+  // NEW in lesson 19: the layer rank by rank and chunk by chunk, the rows moved by the copy engines
+  // while the SMs run the GEMMs. Lesson 16's kernels are persistent and cooperative: each holds
+  // every SM with nearly all of its shared memory, so an NCCL kernel beside one would wait for it
+  // to end. The copy engines need no SM. The order (plan.hpp: first_gemm_rank, second_gemm_rank)
+  // starts with the rows this rank already has and ends with the rows it keeps, so that no GEMM
+  // waits for a copy at the start and no copy is left at the end. On rank 0 of 3, one chunk each:
   //
-  // In time, with 3 chunks (a pull or a push: one copy per rank; the GEMMs: lesson 16's two):
-  //
-  //   copy engines: [pull 0][pull 1][pull 2]    [push 0]     [push 1]     [push 2][barrier]
-  //   SMs:                  [  GEMMs 0  ][  GEMMs 1  ][  GEMMs 2  ]                        [sum]
+  //   copy engines:   [pull rows of 1][pull rows of 2]      [push rows of 1][push rows of 2][barrier]
+  //   SMs:          [GEMM 1: own][GEMM 1: 1][GEMM 1: 2][GEMM 2: 1][GEMM 2: 2][GEMM 2: own]        [sum]
   void run_overlapped(cudaStream_t stream) {
-    const int64_t d = layout_.d_model, chunk_rows = layout_.rows_per_chunk();
+    const int64_t d = layout_.d_model, rows = layout_.rows_per_chunk();
     const int64_t slot_elements = layout_.rows_per_rank() * d;
-    const int rank = comm_.rank();
+    const int rank = comm_.rank(), gpus = layout_.gpus, chunks = layout_.chunks;
+    bf16* own_slot = exchange_.receive_slots.get() + rank * slot_elements;
 
     // Barrier: every rank has its X shard in place, and has finished reading its receive slots
     // (the sum of its previous run comes before this barrier in its stream). After it, this rank
@@ -218,52 +217,77 @@ class TensorParallelMlp {
     CUDA_CHECK(cudaEventRecord(layer_started_.get(), stream));
     CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, layer_started_.get()));
 
-    // The gather: every chunk of the gathered X, pulled rank by rank from the shards (this
-    // rank's own sub-chunk is a local copy). The copies of chunk s + 1 run while the GEMMs of
-    // chunk s do.
-    for (int chunk = 0; chunk < layout_.chunks; ++chunk) {
-      for (int source = 0; source < layout_.gpus; ++source) {
+    // The gather: the other ranks' rows, in the order the first GEMM takes them, chunk by chunk,
+    // into their rows of the gathered X. Each records an event for the GEMM that reads it.
+    for (int step = 1; step < gpus; ++step) {
+      const int source = first_gemm_rank(rank, step, gpus);
+      for (int chunk = 0; chunk < chunks; ++chunk) {
         const RowBlock block = pulled_block(layout_, chunk, source);
         CUDA_CHECK(cudaMemcpyAsync(x_gathered_.get() + block.destination_row * d,
                                    x_shards_.of<bf16>(source) + block.source_row * d,
                                    size_t(block.rows * d) * sizeof(bf16), cudaMemcpyDefault,
                                    copy_stream_));
+        CUDA_CHECK(cudaEventRecord(chunk_pulled_[copy_index(step, chunk)].get(), copy_stream_));
       }
-      // The GEMMs of this chunk wait for its rows (below).
-      CUDA_CHECK(cudaEventRecord(chunk_gathered_[size_t(chunk)].get(), copy_stream_));
     }
 
-    // The GEMMs, chunk by chunk, each chunk's first GEMM after that chunk's rows have landed.
-    for (int chunk = 0; chunk < layout_.chunks; ++chunk) {
-      CUDA_CHECK(cudaStreamWaitEvent(stream, chunk_gathered_[size_t(chunk)].get()));
-      lesson16::launch(up_args(chunk * chunk_rows, chunk_rows, chunk_up_workspace_.get()), stream);
-      lesson16::launch(down_args(chunk * chunk_rows, chunk_rows, chunk_down_workspace_.get()),
-                       stream);
-      // The pushes of this chunk wait for its partial rows (below).
-      CUDA_CHECK(cudaEventRecord(chunk_computed_[size_t(chunk)].get(), stream));
+    // The first GEMM: its own rows read in place from its shard, then every other rank's once
+    // they have landed (the GEMM waits for the pull's event).
+    for (int step = 0; step < gpus; ++step) {
+      const int source = first_gemm_rank(rank, step, gpus);
+      for (int chunk = 0; chunk < chunks; ++chunk) {
+        const RowBlock block = pulled_block(layout_, chunk, source);
+        const bf16* x = exchange_.x_shard.get() + block.source_row * d;
+        if (step > 0) {
+          CUDA_CHECK(cudaStreamWaitEvent(stream, chunk_pulled_[copy_index(step, chunk)].get()));
+          x = x_gathered_.get() + block.destination_row * d;
+        }
+        lesson16::launch(up_args(x, block.destination_row, rows, chunk_up_workspace_.get()),
+                         stream);
+      }
     }
 
-    // The scatter: each chunk's rows of P that rank q owns go into this rank's slot of rank q's
-    // receive buffer, while the next chunk's GEMMs run.
-    for (int chunk = 0; chunk < layout_.chunks; ++chunk) {
-      CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, chunk_computed_[size_t(chunk)].get()));
-      for (int destination = 0; destination < layout_.gpus; ++destination) {
-        const RowBlock block = pushed_block(layout_, chunk, destination);
-        bf16* slot = receive_slots_.of<bf16>(destination) + rank * slot_elements;
-        CUDA_CHECK(cudaMemcpyAsync(slot + block.destination_row * d,
-                                   partial_.get() + block.source_row * d,
+    // The second GEMM: the other ranks' rows first, each pushed into this rank's slot of its
+    // owner's receive buffer while the next is computed (the push waits for the GEMM's event);
+    // its own rows last, written straight into its own slot.
+    for (int step = 0; step < gpus; ++step) {
+      const int owner = second_gemm_rank(rank, step, gpus);
+      for (int chunk = 0; chunk < chunks; ++chunk) {
+        const RowBlock block = pushed_block(layout_, chunk, owner);
+        if (owner == rank) {
+          lesson16::launch(down_args(block.source_row, rows, own_slot + block.destination_row * d,
+                                     chunk_down_workspace_.get()),
+                           stream);
+          continue;
+        }
+        bf16* partial = partial_.get() + block.source_row * d;
+        lesson16::launch(down_args(block.source_row, rows, partial, chunk_down_workspace_.get()),
+                         stream);
+        const Event& computed = chunk_computed_[copy_index(step + 1, chunk)];
+        CUDA_CHECK(cudaEventRecord(computed.get(), stream));
+        CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, computed.get()));
+        bf16* slot = receive_slots_.of<bf16>(owner) + rank * slot_elements;
+        CUDA_CHECK(cudaMemcpyAsync(slot + block.destination_row * d, partial,
                                    size_t(block.rows * d) * sizeof(bf16), cudaMemcpyDefault,
                                    copy_stream_));
       }
     }
     // Barrier (copy stream): every rank's pushes have completed, so every slot of every rank's
-    // receive buffer is written. It runs after this rank's last GEMM (its pushes wait for it), so
-    // the NCCL kernel never waits beside a GEMM.
+    // receive buffer is written. The copy stream waits for the last GEMM first, so that this NCCL
+    // kernel never waits beside a GEMM for SMs (the sum after it needs the last GEMM anyway).
+    CUDA_CHECK(cudaEventRecord(gemms_done_.get(), stream));
+    CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, gemms_done_.get()));
     comm_.barrier(copy_stream_);
     // The compute stream waits for the barrier, then sums its slots into Y_r.
     CUDA_CHECK(cudaEventRecord(pushes_done_.get(), copy_stream_));
     CUDA_CHECK(cudaStreamWaitEvent(stream, pushes_done_.get()));
     sum_slots(exchange_.receive_slots.get(), layout_.gpus, slot_elements, y_.get(), stream);
+  }
+
+  // The event of a copy: the pull or push of chunk `chunk` of the rank `step` (1 .. G-1) places
+  // away in the order of the GEMM that needs it.
+  size_t copy_index(int step, int chunk) const {
+    return size_t((step - 1) * layout_.chunks + chunk);
   }
 
   // The reference of Y_r and the magnitude of its partials (check_across_ranks.cuh), one slice
@@ -306,8 +330,8 @@ class TensorParallelMlp {
   DeviceBuffer<float> reference_, magnitude_;
   gemm::EpilogueReference cublaslt_;
   gemm::CublasGemm cublas_;
-  Event layer_started_, pushes_done_;
-  std::vector<Event> chunk_gathered_, chunk_computed_;
+  Event layer_started_, gemms_done_, pushes_done_;
+  std::vector<Event> chunk_pulled_, chunk_computed_;  // one per chunk of every other rank
 };
 
 }  // namespace lesson19

@@ -49,10 +49,10 @@ ShardLayout layout(int64_t tokens, int gpus, int chunks) {
 
 // ---- The command line --------------------------------------------------------------------------
 
-TEST(TensorParallelOptions, DefaultsAreEveryGpuFourChunksAndTheFourTokenCounts) {
+TEST(TensorParallelOptions, DefaultsAreEveryGpuOneChunkAndTheFourTokenCounts) {
   const Options options = parse({});
   EXPECT_EQ(options.gpus, 0);
-  EXPECT_EQ(options.chunks, 4);
+  EXPECT_EQ(options.chunks, 1);
   EXPECT_EQ(options.token_counts, (std::vector<int64_t>{1024, 2048, 4096, 8192}));
   EXPECT_FALSE(options.check_only);
   EXPECT_FALSE(options.help);
@@ -126,9 +126,11 @@ TEST(TensorParallelContract, TheTokensMustShareOutOverRanksAndChunks) {
 // ---- Where the rows go -------------------------------------------------------------------------
 
 // The overlapped variant's copies, replayed on token numbers: every rank's shard is pulled into
-// the gathered X (pulled_block), the GEMMs keep the rows where they are, and every rank pushes
-// the rows of P into the receive slots (pushed_block). Every token of every rank's Y must arrive
-// exactly once, from every sender, in the row of its rank's shard that it started in.
+// the gathered X (pulled_block; a rank's own rows are read in place, from the same rows of its
+// shard), the GEMMs keep the rows where they are, and every rank pushes the rows of P into the
+// receive slots (pushed_block; a rank's own rows are written in place, to the same rows of its own
+// slot). Every token of every rank's Y must arrive exactly once, from every sender, in the row of
+// its rank's shard that it started in.
 TEST(TensorParallelRows, EveryTokenRowLandsOnceInItsRankAndPosition) {
   for (const int gpus : {1, 2, 4, 7, 8})
     for (const int chunks : {1, 2, 4})
@@ -174,8 +176,8 @@ TEST(TensorParallelRows, EveryTokenRowLandsOnceInItsRankAndPosition) {
       }
 }
 
-TEST(TensorParallelRows, TheGatheredXIsChunkMajor) {
-  // The README's picture: 2 ranks of 4 rows, 2 chunks. Gathered: t0 t1 t4 t5 | t2 t3 t6 t7.
+TEST(TensorParallelRows, TheGatheredXIsInTokenOrder) {
+  // The README's picture: 2 ranks of 4 rows, 2 chunks. Gathered: t0 t1 t2 t3 t4 t5 t6 t7.
   const ShardLayout l = layout(8, 2, 2);
   std::vector<int64_t> gathered(8, -1);
   for (int chunk = 0; chunk < 2; ++chunk)
@@ -184,11 +186,28 @@ TEST(TensorParallelRows, TheGatheredXIsChunkMajor) {
       for (int64_t i = 0; i < block.rows; ++i)
         gathered[size_t(block.destination_row + i)] = source * 4 + block.source_row + i;
     }
-  EXPECT_EQ(gathered, (std::vector<int64_t>{0, 1, 4, 5, 2, 3, 6, 7}));
+  EXPECT_EQ(gathered, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
   const lesson19::RowBlock second_chunk_to_rank_1 = lesson19::pushed_block(l, 1, 1);
-  EXPECT_EQ(second_chunk_to_rank_1.source_row, 6);       // t6 t7 in the gathered order
+  EXPECT_EQ(second_chunk_to_rank_1.source_row, 6);       // t6 t7 of P
   EXPECT_EQ(second_chunk_to_rank_1.destination_row, 2);  // rows 2, 3 of rank 1's shard
   EXPECT_EQ(second_chunk_to_rank_1.rows, 2);
+}
+
+// Each GEMM takes every rank's rows exactly once: the first starts with the rank's own rows (no
+// copy to wait for), the second ends with them (no copy left to make).
+TEST(TensorParallelRows, OwnRowsFirstInTheFirstGemmAndLastInTheSecond) {
+  for (const int gpus : {1, 2, 4, 7, 8})
+    for (int rank = 0; rank < gpus; ++rank) {
+      std::vector<int> first_seen(size_t(gpus), 0), second_seen(size_t(gpus), 0);
+      for (int step = 0; step < gpus; ++step) {
+        ++first_seen[size_t(lesson19::first_gemm_rank(rank, step, gpus))];
+        ++second_seen[size_t(lesson19::second_gemm_rank(rank, step, gpus))];
+      }
+      EXPECT_EQ(first_seen, std::vector<int>(size_t(gpus), 1)) << gpus << " GPUs, rank " << rank;
+      EXPECT_EQ(second_seen, std::vector<int>(size_t(gpus), 1)) << gpus << " GPUs, rank " << rank;
+      EXPECT_EQ(lesson19::first_gemm_rank(rank, 0, gpus), rank);
+      EXPECT_EQ(lesson19::second_gemm_rank(rank, gpus - 1, gpus), rank);
+    }
 }
 
 // ---- The allowance for the partials' roundings -------------------------------------------------
