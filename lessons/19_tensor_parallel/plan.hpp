@@ -39,6 +39,7 @@ struct Options {
   std::vector<int64_t> token_counts = {1024, 2048, 4096, 8192};  // --tokens
   int chunks = 1;                 // --chunks: the overlapped variant's pieces of each rank's rows
   bool check_only = false;        // --check-only: no timing
+  bool timeline = false;          // --timeline: each rank's timeline of one overlapped layer, no timing
   uint64_t seed = 1;              // --seed: the random inputs, the same on every rank
   std::string csv_path;           // --csv FILE: rank 0 also writes the figures there
   std::string commit;             // --commit SHA: recorded in every row of the CSV
@@ -48,13 +49,14 @@ struct Options {
 };
 
 inline const char* kUsage =
-    "usage: lesson19 [--gpus G] [--tokens 1024,2048,4096,8192] [--chunks C] [--check-only]\n"
+    "usage: lesson19 [--gpus G] [--tokens 1024,2048,4096,8192] [--chunks C] [--check-only | --timeline]\n"
     "                [--seed S] [--iters PAIRS] [--csv FILE] [--commit SHA] [--timeout SECONDS]\n"
     "  The MLP of Llama 3.1 8B, H = gelu(X W1^T + b1), Y = H W2^T, tensor-parallel over G\n"
     "  GPUs (default: every visible GPU), one process per GPU, checked and timed three ways:\n"
     "  NCCL and lesson 16 in stream order; copy engines overlapped with lesson 16 in C chunks;\n"
     "  cuBLASLt and NCCL. G must split d_ff into slices of a multiple of 8 columns; every token\n"
-    "  count must be a multiple of G x C.\n"
+    "  count must be a multiple of G x C. --timeline: after the check, each rank's timeline of one\n"
+    "  overlapped layer (CUPTI), instead of the timing.\n"
     "  Exit codes: 0 pass, 1 check failed, 2 no CUDA GPU, 3 a GPU cannot run the lesson,\n"
     "  4 bad command line, 5 CUDA or NCCL error (a rank that hangs included).\n";
 
@@ -70,6 +72,10 @@ inline Options parse_options(int argc, const char* const* argv) {
     }
     if (flag == "--check-only") {
       options.check_only = true;
+      continue;
+    }
+    if (flag == "--timeline") {
+      options.timeline = true;
       continue;
     }
     const auto value = [&]() -> std::string {
@@ -184,6 +190,33 @@ inline RowBlock pulled_block(const ShardLayout& layout, int chunk, int source_ra
 inline RowBlock pushed_block(const ShardLayout& layout, int chunk, int destination_rank) {
   const int64_t rows = layout.rows_per_chunk();
   return {destination_rank * layout.rows_per_rank() + chunk * rows, chunk * rows, rows};
+}
+
+// What each GEMM and each copy of one overlapped layer on rank `rank` works on, in the order the
+// rank issues them (for the timeline: the records of each kind come in that order).
+struct OverlappedSteps {
+  std::vector<std::string> gemms;   // 2 G c: the first GEMM's blocks, then the second's
+  std::vector<std::string> copies;  // 2 (G - 1) c: the pulls, then the pushes
+};
+inline OverlappedSteps overlapped_steps(int rank, int gpus, int chunks) {
+  OverlappedSteps steps;
+  const auto rows_of = [chunks](int owner, int chunk) {
+    return "rows of rank " + std::to_string(owner) +
+           (chunks > 1 ? ", chunk " + std::to_string(chunk) : std::string());
+  };
+  for (int step = 0; step < gpus; ++step)
+    for (int chunk = 0; chunk < chunks; ++chunk)
+      steps.gemms.push_back("GEMM 1, " + rows_of(first_gemm_rank(rank, step, gpus), chunk));
+  for (int step = 0; step < gpus; ++step)
+    for (int chunk = 0; chunk < chunks; ++chunk)
+      steps.gemms.push_back("GEMM 2, " + rows_of(second_gemm_rank(rank, step, gpus), chunk));
+  for (int step = 1; step < gpus; ++step)
+    for (int chunk = 0; chunk < chunks; ++chunk)
+      steps.copies.push_back("pull " + rows_of(first_gemm_rank(rank, step, gpus), chunk));
+  for (int step = 0; step < gpus - 1; ++step)
+    for (int chunk = 0; chunk < chunks; ++chunk)
+      steps.copies.push_back("push " + rows_of(second_gemm_rank(rank, step, gpus), chunk));
+  return steps;
 }
 
 // ---- What the arithmetic may add to the error --------------------------------------------------

@@ -27,6 +27,7 @@
 #include "lessons/19_tensor_parallel/plan.hpp"
 #include "lessons/19_tensor_parallel/ranks.hpp"
 #include "lessons/19_tensor_parallel/tensor_parallel_mlp.cuh"
+#include "lessons/19_tensor_parallel/timeline.hpp"
 
 namespace lesson19 {
 
@@ -207,6 +208,51 @@ std::string check_cell(double max_normalized_error, double mismatches) {
   return cell;
 }
 
+// NEW in lesson 19: every rank's timeline of one overlapped layer, printed by rank 0. Each rank
+// records one layer (after two untimed ones) with CUPTI, names its GEMMs and copies by the order
+// it issued them (overlapped_steps), and sends its spans to rank 0. Times are in microseconds from
+// the rank's first span: each GPU has its own clock.
+void print_timelines(TensorParallelMlp& mlp, Communicator& comm, cudaStream_t stream) {
+  constexpr int kMostSpans = 96;
+  const ShardLayout& layout = mlp.layout();
+  for (int warm = 0; warm < 2; ++warm) mlp.run(Variant::overlapped, stream);
+  gemm::synchronize_or_timeout(stream, 300.0);
+  std::vector<Span> spans;
+  {
+    ActivityTimeline timeline;
+    mlp.run(Variant::overlapped, stream);
+    gemm::synchronize_or_timeout(stream, 300.0);
+    spans = timeline.spans();
+  }
+  const OverlappedSteps steps = overlapped_steps(comm.rank(), layout.gpus, layout.chunks);
+  size_t gemm = 0, copy = 0;
+  for (Span& span : spans) {
+    const std::string* label = nullptr;
+    if (span.on_copy_engine && copy < steps.copies.size()) label = &steps.copies[copy++];
+    if (!span.on_copy_engine && std::string(span.what) == "GEMM" && gemm < steps.gemms.size())
+      label = &steps.gemms[gemm++];
+    if (label)
+      std::snprintf(span.what, sizeof(span.what), "%s", label->c_str());
+  }
+  spans.resize(std::min(spans.size(), size_t(kMostSpans)));
+  std::vector<Span> padded(kMostSpans);
+  std::copy(spans.begin(), spans.end(), padded.begin());
+  const std::vector<unsigned char> all =
+      comm.all_gather_bytes(padded.data(), padded.size() * sizeof(Span), stream);
+  if (comm.rank() != 0) return;
+  std::printf("\n%lld tokens, overlapped, %d chunk(s): each rank's timeline of one layer, us from "
+              "its first record\n", (long long)layout.tokens, layout.chunks);
+  for (int rank = 0; rank < comm.ranks(); ++rank) {
+    const auto* theirs = reinterpret_cast<const Span*>(all.data()) + size_t(rank) * kMostSpans;
+    std::printf("rank %d:\n", rank);
+    for (int i = 0; i < kMostSpans && theirs[i].end_ns != 0; ++i)
+      std::printf("  %-13s %9.1f .. %9.1f  %s\n", theirs[i].on_copy_engine ? "copy engine" : "SMs",
+                  (theirs[i].start_ns - theirs[0].start_ns) / 1e3,
+                  (theirs[i].end_ns - theirs[0].start_ns) / 1e3, theirs[i].what);
+  }
+  std::fflush(stdout);
+}
+
 // One rank's whole life. Returns its exit code: 0, or 1 if any rank's check failed (every rank
 // returns the same).
 int run_rank(int rank, int gpus, const Options& options, const RankChannels& channels) {
@@ -281,6 +327,10 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
         std::fflush(stdout);
       }
       if (!passed || options.check_only) continue;
+      if (options.timeline) {
+        print_timelines(mlp, comm, stream.get());
+        continue;
+      }
       const TimingFigures figures = time_variants(mlp, comm, timer, options.pairs, stream.get());
       timed_tokens.push_back(tokens);
       timings.push_back(comm.all_gather(figures.numbers(), stream.get()));

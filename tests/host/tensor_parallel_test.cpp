@@ -72,6 +72,8 @@ TEST(TensorParallelOptions, ReadsEveryFlag) {
   EXPECT_EQ(options.timeout_seconds, 60);
   EXPECT_EQ(options.commit, "abc1234");
   EXPECT_TRUE(parse({"--help"}).help);
+  EXPECT_TRUE(parse({"--timeline"}).timeline);
+  EXPECT_FALSE(parse({}).timeline);
 }
 
 TEST(TensorParallelOptions, RejectsBadCommandLinesNamingTheFlag) {
@@ -208,6 +210,24 @@ TEST(TensorParallelRows, OwnRowsFirstInTheFirstGemmAndLastInTheSecond) {
       EXPECT_EQ(lesson19::first_gemm_rank(rank, 0, gpus), rank);
       EXPECT_EQ(lesson19::second_gemm_rank(rank, gpus - 1, gpus), rank);
     }
+}
+
+// The timeline names each GEMM and copy by the order the rank issues them.
+TEST(TensorParallelRows, TheTimelineNamesTheStepsInTheirOrder) {
+  const lesson19::OverlappedSteps two = lesson19::overlapped_steps(0, 2, 1);
+  EXPECT_EQ(two.gemms, (std::vector<std::string>{"GEMM 1, rows of rank 0", "GEMM 1, rows of rank 1",
+                                                 "GEMM 2, rows of rank 1", "GEMM 2, rows of rank 0"}));
+  EXPECT_EQ(two.copies, (std::vector<std::string>{"pull rows of rank 1", "push rows of rank 1"}));
+  const lesson19::OverlappedSteps three = lesson19::overlapped_steps(2, 3, 2);
+  ASSERT_EQ(three.gemms.size(), 12u);
+  ASSERT_EQ(three.copies.size(), 8u);
+  EXPECT_EQ(three.gemms[0], "GEMM 1, rows of rank 2, chunk 0");
+  EXPECT_EQ(three.gemms[2], "GEMM 1, rows of rank 0, chunk 0");
+  EXPECT_EQ(three.gemms[6], "GEMM 2, rows of rank 0, chunk 0");
+  EXPECT_EQ(three.gemms[11], "GEMM 2, rows of rank 2, chunk 1");
+  EXPECT_EQ(three.copies[0], "pull rows of rank 0, chunk 0");
+  EXPECT_EQ(three.copies[7], "push rows of rank 1, chunk 1");
+  EXPECT_TRUE(lesson19::overlapped_steps(0, 1, 4).copies.empty());
 }
 
 // ---- The allowance for the partials' roundings -------------------------------------------------
