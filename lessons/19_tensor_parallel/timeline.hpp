@@ -40,6 +40,12 @@ class ActivityTimeline {
   ActivityTimeline(const ActivityTimeline&) = delete;
   ActivityTimeline& operator=(const ActivityTimeline&) = delete;
 
+  // Forgets what was recorded so far (the work must have finished: synchronize first).
+  void clear() {
+    check(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
+    records().clear();
+  }
+
   // What was recorded so far (the work must have finished: synchronize first), in start order.
   std::vector<Span> spans() {
     check(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
