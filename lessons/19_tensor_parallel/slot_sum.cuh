@@ -1,7 +1,8 @@
 #pragma once
 // NEW in lesson 19: the last step of the overlapped reduce-scatter. Rank r's receive buffer holds
-// G slots of R x D bf16 rows, slot q the rows of Y_r from rank q's partial P_q (pushed there by
-// rank q's copy engine, in the token order of rank r's shard). Y_r is their sum:
+// G slots of R x D bf16 rows, slot q the rows of Y_r from rank q's partial P_q, in the token order
+// of rank r's shard: pushed there by rank q's copy engine, or for q = r written there by rank r's
+// own second GEMM. Y_r is their sum:
 //
 //   Y_r = bf16( P_0 + P_1 + ... + P_{G-1} )     added in fp32, in the order q = 0, 1, ..., G-1,
 //                                              rounded to bf16 once, to nearest even

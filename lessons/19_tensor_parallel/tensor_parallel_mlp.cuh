@@ -6,8 +6,8 @@
 //   Y_r = rows r R .. (r+1) R of (P_0 + ... + P_{G-1})
 //
 // (F = d_ff / G, R = T / G: plan.hpp), run three ways on every rank: NCCL and lesson 16's GEMMs
-// in stream order; the copy engines moving the rows while lesson 16's GEMMs compute, chunk by
-// chunk; cuBLASLt and NCCL in stream order.
+// in stream order; the copy engines moving the rows while lesson 16's GEMMs compute, rank by
+// rank, each rank's own rows first and last; cuBLASLt and NCCL in stream order.
 
 #include <cstdint>
 #include <vector>
