@@ -56,7 +56,7 @@ GEMM_HOST_DEVICE inline T activate(T x) {
 #if defined(__CUDACC__)
 // The kernels' versions of GELU and SiLU (lesson 15's epilogue): the same formulas, with tanh and
 // exp from the GPU's special-function unit. tanh.approx.f32 has a relative error of about 2^-11
-// and __expf about 2^-21, both far below the 2^-9 of the bf16 rounding that follows, while
+// and __expf about 2^-21, both far below the 2^-8 of the bf16 rounding that follows, while
 // tanhf and expf are sequences of dozens of instructions, on the path between the last MMA of a
 // tile and its stores.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#floating-point-instructions-tanh

@@ -18,8 +18,9 @@ namespace gemm {
 // An element passes if |d - ref| <= 2^-7 * |ref| + 2^-7 * rms(ref).
 //
 // Why these two terms: D is rounded to bf16, whose 8-bit significand has a relative rounding
-// error of at most 2^-9; accumulating K products in fp32 in a different order than the reference
-// adds a little more. 2^-7 * |ref| leaves 4x headroom over bf16 rounding. Elements whose true
+// error of at most 2^-8 (half a unit in the last place, just above a power of two); accumulating
+// K products in fp32 in a different order than the reference adds a little more. 2^-7 * |ref|
+// leaves twice the headroom of bf16 rounding. Elements whose true
 // value is near zero (sums of +/- products that cancel) cannot be held to a relative bound, so the
 // second term allows an absolute error of 2^-7 of the typical magnitude of D.
 // NaN and Inf never pass.
