@@ -105,11 +105,11 @@ class PairedTimer {
                     const Operation& before_lesson = nullptr,
                     const Operation& before_reference = nullptr);
 
- private:
   // Overwrites the whole L2 so that the next operation's inputs start in HBM, as they would in a
-  // real program where other kernels ran in between.
+  // real program where other kernels ran in between. Every timed run starts with it.
   void flush_l2(cudaStream_t stream, int salt);
 
+ private:
   DeviceBuffer<unsigned char> flush_buffer_;
   ClockMonitor monitor_;
 };

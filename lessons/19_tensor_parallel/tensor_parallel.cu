@@ -212,10 +212,12 @@ std::string check_cell(double max_normalized_error, double mismatches) {
 // records layers with CUPTI, names its GEMMs and copies by the order it issued them
 // (overlapped_steps), and sends its spans to rank 0. The first recorded layer is thrown away: the
 // first launch of each kernel under CUPTI costs the host time. The layer shown is the second of
-// two enqueued back to back, so that the GPU never idles while the host enqueues it, as in the
-// timed runs. Times are in microseconds from the end of the rank's start barrier (its first NCCL
-// kernel), which every rank leaves at the same moment; each GPU has its own clock.
-void print_timelines(TensorParallelMlp& mlp, Communicator& comm, cudaStream_t stream) {
+// two enqueued back to back, each after an L2 flush, as in the timed runs, so that the GPU never
+// idles while the host enqueues it and the layer starts from HBM. Times are in microseconds from
+// the end of the rank's start barrier (its first NCCL kernel), which every rank leaves at the same
+// moment; each GPU has its own clock.
+void print_timelines(TensorParallelMlp& mlp, Communicator& comm, gemm::PairedTimer& timer,
+                     cudaStream_t stream) {
   constexpr int kMostSpans = 96;
   const ShardLayout& layout = mlp.layout();
   std::vector<Span> spans;
@@ -224,7 +226,10 @@ void print_timelines(TensorParallelMlp& mlp, Communicator& comm, cudaStream_t st
     mlp.run(Variant::overlapped, stream);
     gemm::synchronize_or_timeout(stream, 300.0);
     timeline.clear();
-    for (int layer = 0; layer < 2; ++layer) mlp.run(Variant::overlapped, stream);
+    for (int layer = 0; layer < 2; ++layer) {
+      timer.flush_l2(stream, layer);
+      mlp.run(Variant::overlapped, stream);
+    }
     gemm::synchronize_or_timeout(stream, 300.0);
     spans = timeline.spans();
   }
@@ -346,7 +351,7 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
       }
       if (!passed || options.check_only) continue;
       if (options.timeline) {
-        print_timelines(mlp, comm, stream.get());
+        print_timelines(mlp, comm, timer, stream.get());
         continue;
       }
       const TimingFigures figures = time_variants(mlp, comm, timer, options.pairs, stream.get());
