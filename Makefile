@@ -40,9 +40,11 @@ $(LESSON_TARGETS): lesson%: configure
 	@cp -f $(BUILD)/lessons/lesson$* ./lesson$*
 
 # Lesson 19 is not a single GEMM: its program is tensor_parallel.cu, built only where CMake finds
-# NCCL, so the loops over the lessons above leave it out, and this rule builds it.
+# NCCL and CUPTI, so the loops over the lessons above leave it out, and this rule builds it (a
+# hand-out of an earlier lesson has no lesson 19).
 .PHONY: lesson19
 lesson19: configure
+	@test -f lessons/19_tensor_parallel/tensor_parallel.cu || { echo "make: this copy of the course has no lesson 19" >&2; exit 2; }
 	cmake --build $(BUILD) -j $(JOBS) --target lesson19
 	@cp -f $(BUILD)/lessons/lesson19 ./lesson19
 
@@ -123,7 +125,7 @@ timeline: configure
 	   && mv $$out.part $$out && echo "wrote $$out" || { rm -f $$out.part; exit 1; }
 
 clean:
-	rm -rf $(BUILD) $(LESSON_TARGETS)
+	rm -rf $(BUILD) $(LESSON_TARGETS) lesson19
 
 # Homework and grading (docs/grading.md):
 #   make homework L=08                       the hand-out of lesson 08: dist/homework08/ and .tar.gz
