@@ -60,7 +60,7 @@ __global__ void sum_squares_kernel(const float* reference, int64_t count, Totals
 // Pass 2: every element against the rule, plus the guard zone.
 __global__ void compare_kernel(const uint16_t* d_bits, const float* reference, int64_t count,
                                const uint16_t* guard_bits, int64_t guard_count,
-                               double reference_rms, Totals* totals) {
+                               double reference_rms, ExtraAllowance extra, Totals* totals) {
   unsigned long long mismatches = 0, nan_or_inf = 0, unwritten = 0, guard_overwritten = 0;
   unsigned long long first_mismatch = ~0ull;
   double max_normalized = 0, max_abs = 0;
@@ -70,7 +70,9 @@ __global__ void compare_kernel(const uint16_t* d_bits, const float* reference, i
     const uint16_t bits = d_bits[i];
     const double got = double(__bfloat162float(__ushort_as_bfloat16(bits)));
     const double expected = double(reference[i]);
-    const double normalized = normalized_error(got, expected, reference_rms);
+    double allowed = allowed_error(expected, reference_rms);
+    if (extra.magnitude != nullptr) allowed += extra.per_unit * double(extra.magnitude[i]);
+    const double normalized = normalized_error_within(got, expected, allowed);
     max_normalized = fmax(max_normalized, normalized);
     if (normalized != INFINITY) max_abs = fmax(max_abs, fabs(got - expected));
     if (!(normalized <= 1.0)) {
@@ -116,7 +118,8 @@ void poison(bf16* data, size_t count, cudaStream_t stream) {
 }
 
 VerifyReport verify_on_device(const bf16* d, const float* reference, int64_t count,
-                              const bf16* guard, int64_t guard_count, cudaStream_t stream) {
+                              const bf16* guard, int64_t guard_count, cudaStream_t stream,
+                              const ExtraAllowance& extra) {
   DeviceBuffer<Totals> totals(1);
   Totals initial{};
   initial.first_mismatch = ~0ull;
@@ -131,7 +134,7 @@ VerifyReport verify_on_device(const bf16* d, const float* reference, int64_t cou
 
   compare_kernel<<<kBlocks, kThreads, 0, stream>>>(
       reinterpret_cast<const uint16_t*>(d), reference, count,
-      reinterpret_cast<const uint16_t*>(guard), guard_count, reference_rms, totals.get());
+      reinterpret_cast<const uint16_t*>(guard), guard_count, reference_rms, extra, totals.get());
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaMemcpyAsync(&host, totals.get(), sizeof(Totals), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));

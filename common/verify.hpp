@@ -30,13 +30,18 @@ GEMM_HOST_DEVICE inline double allowed_error(double reference, double reference_
   return kTolerance * fabs(reference) + kTolerance * reference_rms;
 }
 
-// |got - reference| in units of the allowed error: <= 1 passes. +Inf for NaN or Inf.
-GEMM_HOST_DEVICE inline double normalized_error(double got, double reference, double reference_rms) {
+// |got - reference| in units of `allowed`: <= 1 passes. +Inf for NaN or Inf.
+GEMM_HOST_DEVICE inline double normalized_error_within(double got, double reference,
+                                                       double allowed) {
   if (!(fabs(got) <= DBL_MAX)) return INFINITY;  // NaN or Inf (every comparison with NaN is false)
   const double error = fabs(got - reference);
-  const double allowed = allowed_error(reference, reference_rms);
   if (allowed == 0) return error == 0 ? 0 : INFINITY;
   return error / allowed;
+}
+
+// |got - reference| in units of the rule's allowed error.
+GEMM_HOST_DEVICE inline double normalized_error(double got, double reference, double reference_rms) {
+  return normalized_error_within(got, reference, allowed_error(reference, reference_rms));
 }
 
 // ---- Poisoned outputs -----------------------------------------------------------------------
@@ -68,10 +73,19 @@ struct VerifyReport {
   std::string summary(int64_t columns) const;
 };
 
+// An allowance on top of the rule, element by element: per_unit * magnitude[i]. Lesson 19 checks a
+// sum of partial products that were each rounded to bf16 before the sum with it (magnitude: the
+// sum of the partials' absolute values). None by default: the rule alone.
+struct ExtraAllowance {
+  const float* magnitude = nullptr;  // `count` values on the device, or none
+  double per_unit = 0;
+};
+
 // Compares D (bf16, `count` elements) with the fp32 reference on the GPU. `guard` points at
 // `guard_count` poisoned elements right after D (may be 0): any of them written is reported.
 VerifyReport verify_on_device(const bf16* d, const float* reference, int64_t count,
-                              const bf16* guard, int64_t guard_count, cudaStream_t stream);
+                              const bf16* guard, int64_t guard_count, cudaStream_t stream,
+                              const ExtraAllowance& extra = {});
 
 // The same rule on the CPU against an fp64 reference, for small shapes.
 VerifyReport verify_on_host(const std::vector<bf16>& d, const std::vector<double>& reference);

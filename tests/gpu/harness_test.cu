@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
+#include "common/verify.hpp"
 #include "lessons/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
@@ -118,6 +121,37 @@ TEST_F(Harness, ReportsOneWrongElement) {
   ASSERT_TRUE(result.against_cpu);
   EXPECT_EQ(result.against_cpu->mismatches, 1);
   EXPECT_NE(result.against_cublas.summary(kProblem.n).find("row 37 col 21"), std::string::npos);
+}
+
+// Lesson 19 widens the rule element by element (gemm::ExtraAllowance): the allowance must count
+// where it is given and nowhere else.
+TEST_F(Harness, AnExtraAllowanceWidensTheRuleOnlyWhereItIsGiven) {
+  // Reference 1 everywhere; element 2 of D is 1.0625, off by 2^-4, four times the rule's
+  // 2^-7 |ref| + 2^-7 rms(ref) = 2^-6. A magnitude of 8 at 2^-7 per unit adds 2^-4 there.
+  const std::vector<float> reference(4, 1.0f);
+  std::vector<bf16> d(4, __float2bfloat16(1.0f));
+  d[2] = __float2bfloat16(1.0625f);
+  gemm::DeviceBuffer<float> reference_on_gpu(4), magnitude(4);
+  gemm::DeviceBuffer<bf16> d_on_gpu(4);
+  CUDA_CHECK(cudaMemcpy(reference_on_gpu.get(), reference.data(), 4 * sizeof(float),
+                        cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_on_gpu.get(), d.data(), 4 * sizeof(bf16), cudaMemcpyHostToDevice));
+  const auto verify_with_magnitude_at = [&](int index) {
+    std::vector<float> magnitudes(4, 0.0f);
+    if (index >= 0) magnitudes[size_t(index)] = 8.0f;
+    CUDA_CHECK(cudaMemcpy(magnitude.get(), magnitudes.data(), 4 * sizeof(float),
+                          cudaMemcpyHostToDevice));
+    const gemm::ExtraAllowance extra{index >= 0 ? magnitude.get() : nullptr, 1.0 / 128.0};
+    return gemm::verify_on_device(d_on_gpu.get(), reference_on_gpu.get(), 4, nullptr, 0, nullptr,
+                                  extra);
+  };
+  const gemm::VerifyReport plain = verify_with_magnitude_at(-1);
+  EXPECT_EQ(plain.mismatches, 1);
+  EXPECT_EQ(plain.first_mismatch, 2);
+  EXPECT_TRUE(verify_with_magnitude_at(2).passed());
+  const gemm::VerifyReport elsewhere = verify_with_magnitude_at(1);
+  EXPECT_EQ(elsewhere.mismatches, 1);
+  EXPECT_EQ(elsewhere.first_mismatch, 2);
 }
 
 TEST_F(Harness, ReportsAnUnwrittenElement) {
