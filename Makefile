@@ -22,7 +22,8 @@ JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 PYTHON ?= python3
 
-LESSON_DIRS := $(sort $(patsubst %/main.cu,%,$(wildcard lessons/[0-9][0-9]_*/main.cu)))
+# The lessons that are one GEMM kernel (kernel.cuh): the loops below run each on a shape.
+LESSON_DIRS := $(sort $(patsubst %/kernel.cuh,%,$(wildcard lessons/[0-9][0-9]_*/kernel.cuh)))
 LESSON_IDS := $(foreach dir,$(LESSON_DIRS),$(firstword $(subst _, ,$(notdir $(dir)))))
 LESSON_TARGETS := $(addprefix lesson,$(LESSON_IDS))
 
@@ -39,12 +40,12 @@ $(LESSON_TARGETS): lesson%: configure
 	cmake --build $(BUILD) -j $(JOBS) --target lesson$*
 	@cp -f $(BUILD)/lessons/lesson$* ./lesson$*
 
-# Lesson 19 is not a single GEMM: its program is tensor_parallel.cu, built only where CMake finds
-# NCCL and CUPTI, so the loops over the lessons above leave it out, and this rule builds it (a
-# hand-out of an earlier lesson has no lesson 19).
+# Lesson 19 is not one GEMM kernel but a layer over several GPUs (no kernel.cuh), built only where
+# CMake finds NCCL and CUPTI, so the loops over the lessons above leave it out, and this rule
+# builds it (a hand-out of an earlier lesson has no lesson 19).
 .PHONY: lesson19
 lesson19: configure
-	@test -f lessons/19_tensor_parallel/tensor_parallel.cu || { echo "make: this copy of the course has no lesson 19" >&2; exit 2; }
+	@test -f lessons/19_tensor_parallel/main.cu || { echo "make: this copy of the course has no lesson 19" >&2; exit 2; }
 	cmake --build $(BUILD) -j $(JOBS) --target lesson19
 	@cp -f $(BUILD)/lessons/lesson19 ./lesson19
 

@@ -16,53 +16,19 @@
 #include <string>
 #include <vector>
 
-#include <cupti.h>
-
+#include "common/activity_timeline.hpp"
 #include "common/cli.hpp"
 #include "common/runner.hpp"
 #include "lessons/17_dependent_launch/chain.cuh"
 
 namespace {
 
-struct KernelSpan {
-  uint64_t start_ns, end_ns;
-  std::string name;
-};
-std::vector<KernelSpan> g_spans;
-
-void check_cupti(CUptiResult result, const char* call) {
-  if (result == CUPTI_SUCCESS) return;
-  const char* text = nullptr;
-  cuptiGetResultString(result, &text);
-  std::fprintf(stderr, "chain_timeline: error: %s: %s\n", call, text ? text : "?");
-  std::exit(gemm::kExitCudaError);
-}
-
-void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *size = 1 << 20;
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, *size));
-  *max_records = 0;
-}
-
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  CUpti_Activity* record = nullptr;
-  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
-    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
-      const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-      g_spans.push_back({kernel->start, kernel->end, kernel->name ? kernel->name : "?"});
-    }
-  std::free(buffer);
-}
-
-// The GEMM kernels of the records, in start order (cuBLAS's or the flush's are left out).
-std::vector<KernelSpan> collected_gemms() {
-  check_cupti(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
-  std::vector<KernelSpan> gemms;
-  for (const KernelSpan& span : g_spans)
-    if (span.name.find("gemm_kernel") != std::string::npos) gemms.push_back(span);
-  g_spans.clear();
-  std::sort(gemms.begin(), gemms.end(),
-            [](const KernelSpan& a, const KernelSpan& b) { return a.start_ns < b.start_ns; });
+// The GEMM kernels of a timeline (cuBLAS's or the flush's are left out), in start order.
+std::vector<gemm::ActivitySpan> gemms_of(const std::vector<gemm::ActivitySpan>& spans) {
+  std::vector<gemm::ActivitySpan> gemms;
+  for (const gemm::ActivitySpan& span : spans)
+    if (!span.on_copy_engine && span.what.find("gemm_kernel") != std::string::npos)
+      gemms.push_back(span);
   return gemms;
 }
 
@@ -96,8 +62,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "chain_timeline: error: %s\n", reason->c_str());
       return gemm::kExitUnsupportedGpu;
     }
-    check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
-                "cuptiActivityRegisterCallbacks");
     for (const int64_t tokens : token_counts) {
       lesson17::MlpShape shape;
       shape.tokens = tokens;
@@ -108,16 +72,18 @@ int main(int argc, char** argv) {
         // Untraced first: one-time set-up, the graph's capture, the clock.
         for (int i = 0; i < 5; ++i) chain.run(variant, runner.stream());
         CUDA_CHECK(cudaStreamSynchronize(runner.stream()));
-        check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable");
-        for (int i = 0; i < runs; ++i) {
-          chain.run(variant, runner.stream());
-          CUDA_CHECK(cudaStreamSynchronize(runner.stream()));  // runs apart: one chain at a time
+        std::vector<gemm::ActivitySpan> gemms;
+        {
+          gemm::ActivityTimeline timeline;
+          for (int i = 0; i < runs; ++i) {
+            chain.run(variant, runner.stream());
+            CUDA_CHECK(cudaStreamSynchronize(runner.stream()));  // runs apart: one chain at a time
+          }
+          gemms = gemms_of(timeline.spans());
         }
-        check_cupti(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityDisable");
-        const std::vector<KernelSpan> gemms = collected_gemms();
         std::printf("%lld tokens, %s:\n", (long long)tokens, lesson17::variant_name(variant));
         for (size_t i = 0; i + 1 < gemms.size(); i += 2) {
-          const KernelSpan &up = gemms[i], &down = gemms[i + 1];
+          const gemm::ActivitySpan &up = gemms[i], &down = gemms[i + 1];
           const double origin = double(up.start_ns);
           std::printf("  run %zu: GEMM 1 %8.1f .. %8.1f us   GEMM 2 %8.1f .. %8.1f us   "
                       "GEMM 2 starts %+7.1f us after GEMM 1 ends\n",

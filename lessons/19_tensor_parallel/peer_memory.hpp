@@ -48,7 +48,7 @@ class PeerMemory {
 
   // Closes the mappings of the other ranks' buffers. Their owners may free them only after every
   // rank has closed its mappings: the owner of PeerMemory objects destroys them, then passes a
-  // barrier, then frees the buffers (tensor_parallel.cu).
+  // barrier, then frees the buffers (main.cu).
   ~PeerMemory() {
     for (size_t peer = 0; peer < pointers_.size(); ++peer)
       if (int(peer) != rank_ && pointers_[peer]) cudaIpcCloseMemHandle(pointers_[peer]);

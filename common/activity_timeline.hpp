@@ -1,14 +1,13 @@
 #pragma once
-// NEW in lesson 19: one rank's timeline of a layer, from CUPTI's activity records: when each
-// kernel (on the SMs) and each copy (on the copy engines) started and ended on this rank's GPU.
-// It shows what the end-to-end times cannot: whether the copies run while the GEMMs do.
-// (Lesson 17's chain_timeline reads the same records for one GPU.)
+// A timeline from CUPTI's activity records: when each kernel (on the SMs) and each copy (on the
+// copy engines) of this process started and ended on the GPU. It shows what end-to-end times
+// cannot: whether two kernels overlap (lesson 17's chain_timeline), or whether copies run while
+// GEMMs do (lesson 19's --timeline). Only programs linked with CUDA::cupti include it.
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -16,13 +15,13 @@
 
 #include "common/cuda_check.hpp"
 
-namespace lesson19 {
+namespace gemm {
 
-// One interval of the timeline, in a fixed size so that ranks can exchange them as bytes.
-struct Span {
+// One interval of the timeline.
+struct ActivitySpan {
   uint64_t start_ns = 0, end_ns = 0;
   bool on_copy_engine = false;  // a copy; otherwise a kernel
-  char what[48] = {};           // the kernel's name, or the copy's size
+  std::string what;             // the kernel's name, or the copy's size (and GPUs)
 };
 
 class ActivityTimeline {
@@ -47,11 +46,11 @@ class ActivityTimeline {
   }
 
   // What was recorded so far (the work must have finished: synchronize first), in start order.
-  std::vector<Span> spans() {
+  std::vector<ActivitySpan> spans() {
     check(cuptiActivityFlushAll(1), "cuptiActivityFlushAll");
-    std::vector<Span> sorted = records();
+    std::vector<ActivitySpan> sorted = records();
     std::sort(sorted.begin(), sorted.end(),
-              [](const Span& a, const Span& b) { return a.start_ns < b.start_ns; });
+              [](const ActivitySpan& a, const ActivitySpan& b) { return a.start_ns < b.start_ns; });
     return sorted;
   }
 
@@ -60,8 +59,8 @@ class ActivityTimeline {
                                                   CUPTI_ACTIVITY_KIND_MEMCPY,
                                                   CUPTI_ACTIVITY_KIND_MEMCPY2};
 
-  static std::vector<Span>& records() {
-    static std::vector<Span> spans;
+  static std::vector<ActivitySpan>& records() {
+    static std::vector<ActivitySpan> spans;
     return spans;
   }
 
@@ -69,7 +68,7 @@ class ActivityTimeline {
     if (result == CUPTI_SUCCESS) return;
     const char* text = nullptr;
     cuptiGetResultString(result, &text);
-    gemm::throw_cuda_error(call, text ? text : "CUPTI error", __FILE__, __LINE__);
+    throw_cuda_error(call, text ? text : "CUPTI error", __FILE__, __LINE__);
   }
 
   static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -82,36 +81,23 @@ class ActivityTimeline {
                                         size_t valid) {
     CUpti_Activity* record = nullptr;
     while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-      Span span;
+      char what[64];
       if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
         const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
-        span = {kernel->start, kernel->end, false, {}};
-        std::snprintf(span.what, sizeof(span.what), "%s", kernel_label(kernel->name));
+        records().push_back({kernel->start, kernel->end, false, kernel->name ? kernel->name : "?"});
       } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
         const auto* copy = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-        span = {copy->start, copy->end, true, {}};
-        std::snprintf(span.what, sizeof(span.what), "copy %.1f MB", copy->bytes / 1e6);
+        std::snprintf(what, sizeof(what), "copy %.1f MB", copy->bytes / 1e6);
+        records().push_back({copy->start, copy->end, true, what});
       } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY2) {
         const auto* copy = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
-        span = {copy->start, copy->end, true, {}};
-        std::snprintf(span.what, sizeof(span.what), "copy %.1f MB, GPU %u -> GPU %u",
-                      copy->bytes / 1e6, copy->srcDeviceId, copy->dstDeviceId);
-      } else {
-        continue;
+        std::snprintf(what, sizeof(what), "copy %.1f MB, GPU %u -> GPU %u", copy->bytes / 1e6,
+                      copy->srcDeviceId, copy->dstDeviceId);
+        records().push_back({copy->start, copy->end, true, what});
       }
-      records().push_back(span);
     }
     std::free(buffer);
   }
-
-  // A short name for the kernels of a layer: lesson 16's GEMMs run lesson 15's kernel.
-  static const char* kernel_label(const char* name) {
-    if (name == nullptr) return "kernel";
-    if (std::strstr(name, "gemm_kernel")) return "GEMM";
-    if (std::strstr(name, "nccl")) return "NCCL";
-    if (std::strstr(name, "sum_slots")) return "sum of the slots";
-    return "other kernel";
-  }
 };
 
-}  // namespace lesson19
+}  // namespace gemm

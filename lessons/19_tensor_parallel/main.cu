@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "common/activity_timeline.hpp"
 #include "common/cli.hpp"
 #include "common/cuda_check.hpp"
 #include "common/runner.hpp"
@@ -27,7 +28,6 @@
 #include "lessons/19_tensor_parallel/plan.hpp"
 #include "lessons/19_tensor_parallel/ranks.hpp"
 #include "lessons/19_tensor_parallel/tensor_parallel_mlp.cuh"
-#include "lessons/19_tensor_parallel/timeline.hpp"
 
 namespace lesson19 {
 
@@ -208,21 +208,36 @@ std::string check_cell(double max_normalized_error, double mismatches) {
   return cell;
 }
 
+// One span of a rank's timeline as it crosses to rank 0: plain bytes of a fixed size.
+struct SpanRecord {
+  uint64_t start_ns = 0, end_ns = 0;  // end_ns 0: no span
+  bool on_copy_engine = false;
+  char what[48] = {};
+};
+
+// The name a layer's kernel goes by in the timeline: lesson 16's GEMMs run lesson 15's kernel.
+const char* kernel_label(const std::string& name) {
+  if (name.find("gemm_kernel") != std::string::npos) return "GEMM";
+  if (name.find("nccl") != std::string::npos) return "NCCL";
+  if (name.find("sum_slots") != std::string::npos) return "sum of the slots";
+  return "other kernel";
+}
+
 // NEW in lesson 19: every rank's timeline of one overlapped layer, printed by rank 0. Each rank
-// records layers with CUPTI, names its GEMMs and copies by the order it issued them
-// (overlapped_steps), and sends its spans to rank 0. The first recorded layer is thrown away: the
-// first launch of each kernel under CUPTI costs the host time. The layer shown is the second of
-// two enqueued back to back, each after an L2 flush, as in the timed runs, so that the GPU never
-// idles while the host enqueues it and the layer starts from HBM. Times are in microseconds from
-// the end of the rank's start barrier (its first NCCL kernel), which every rank leaves at the same
-// moment; each GPU has its own clock.
+// records layers with CUPTI (gemm::ActivityTimeline), names its GEMMs and copies by the order it
+// issued them (overlapped_steps), and sends its spans to rank 0. The first recorded layer is
+// thrown away: the first launch of each kernel under CUPTI costs the host time. The layer shown is
+// the second of two enqueued back to back, each after an L2 flush, as in the timed runs, so that
+// the GPU never idles while the host enqueues it and the layer starts from HBM. Times are in
+// microseconds from the end of the rank's start barrier (its first NCCL kernel), which every rank
+// leaves at the same moment; each GPU has its own clock.
 void print_timelines(TensorParallelMlp& mlp, Communicator& comm, gemm::PairedTimer& timer,
                      cudaStream_t stream) {
   constexpr int kMostSpans = 96;
   const ShardLayout& layout = mlp.layout();
-  std::vector<Span> spans;
+  std::vector<gemm::ActivitySpan> spans;
   {
-    ActivityTimeline timeline;
+    gemm::ActivityTimeline timeline;
     mlp.run(Variant::overlapped, stream);
     gemm::synchronize_or_timeout(stream, 300.0);
     timeline.clear();
@@ -233,31 +248,32 @@ void print_timelines(TensorParallelMlp& mlp, Communicator& comm, gemm::PairedTim
     gemm::synchronize_or_timeout(stream, 300.0);
     spans = timeline.spans();
   }
+  for (gemm::ActivitySpan& span : spans)
+    if (!span.on_copy_engine) span.what = kernel_label(span.what);
   // The first of the two layers ends with its sum; everything of the second comes after it.
-  const auto first_layer_end = std::find_if(spans.begin(), spans.end(), [](const Span& span) {
-    return std::string(span.what) == "sum of the slots";
-  });
+  const auto first_layer_end =
+      std::find_if(spans.begin(), spans.end(),
+                   [](const gemm::ActivitySpan& span) { return span.what == "sum of the slots"; });
   if (first_layer_end != spans.end()) spans.erase(spans.begin(), first_layer_end + 1);
   const OverlappedSteps steps = overlapped_steps(comm.rank(), layout.gpus, layout.chunks);
   size_t gemm = 0, copy = 0;
-  for (Span& span : spans) {
-    const std::string* label = nullptr;
-    if (span.on_copy_engine && copy < steps.copies.size()) label = &steps.copies[copy++];
-    if (!span.on_copy_engine && std::string(span.what) == "GEMM" && gemm < steps.gemms.size())
-      label = &steps.gemms[gemm++];
-    if (label)
-      std::snprintf(span.what, sizeof(span.what), "%s", label->c_str());
+  std::vector<SpanRecord> records(kMostSpans);
+  for (size_t i = 0; i < spans.size() && i < records.size(); ++i) {
+    const gemm::ActivitySpan& span = spans[i];
+    std::string what = span.what;
+    if (span.on_copy_engine && copy < steps.copies.size()) what = steps.copies[copy++];
+    if (!span.on_copy_engine && span.what == "GEMM" && gemm < steps.gemms.size())
+      what = steps.gemms[gemm++];
+    records[i] = {span.start_ns, span.end_ns, span.on_copy_engine, {}};
+    std::snprintf(records[i].what, sizeof(records[i].what), "%s", what.c_str());
   }
-  spans.resize(std::min(spans.size(), size_t(kMostSpans)));
-  std::vector<Span> padded(kMostSpans);
-  std::copy(spans.begin(), spans.end(), padded.begin());
   const std::vector<unsigned char> all =
-      comm.all_gather_bytes(padded.data(), padded.size() * sizeof(Span), stream);
+      comm.all_gather_bytes(records.data(), records.size() * sizeof(SpanRecord), stream);
   if (comm.rank() != 0) return;
   std::printf("\n%lld tokens, overlapped, %d chunk(s): each rank's timeline of one layer, us from "
               "the end of its start barrier\n", (long long)layout.tokens, layout.chunks);
   for (int rank = 0; rank < comm.ranks(); ++rank) {
-    const auto* theirs = reinterpret_cast<const Span*>(all.data()) + size_t(rank) * kMostSpans;
+    const auto* theirs = reinterpret_cast<const SpanRecord*>(all.data()) + size_t(rank) * kMostSpans;
     int count = 0;
     while (count < kMostSpans && theirs[count].end_ns != 0) ++count;
     if (count == 0) continue;
