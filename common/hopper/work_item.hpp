@@ -19,6 +19,9 @@ struct WorkItem {
   int64_t slot = 0;
 
   GEMM_HOST_DEVICE constexpr bool is_end() const { return k_begin == k_end; }
+  // Whether this item stores its tile: a whole tile, or the last part of a cut one (lesson 14's
+  // fixup hands that part the others' sums).
+  GEMM_HOST_DEVICE constexpr bool stores_tile() const { return unit == units - 1; }
 };
 
 }  // namespace gemm::hopper

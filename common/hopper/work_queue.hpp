@@ -75,6 +75,16 @@ struct WorkQueue {
     item.slot = __shfl_sync(0xffffffffu, item.slot, 0);
     return item;
   }
+
+  // One thread that alone receives every item (init with consumer_warps = 1): lesson 15's
+  // epilogue loader. The same steps as lane 0 of receive(), without the shuffles.
+  __device__ WorkItem receive_alone(State& state) {
+    ptx::mbarrier_wait(&full[state.index], state.phase);
+    const WorkItem item = items[state.index];
+    ptx::mbarrier_arrive(&empty[state.index]);
+    state.advance();
+    return item;
+  }
 #endif
 };
 

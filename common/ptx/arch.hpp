@@ -37,5 +37,14 @@ __device__ inline uint32_t shared_address(const void* pointer) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(pointer));
 }
 
+// ld.shared.b32: four bytes of shared memory at a 32-bit shared address (lesson 15 reads the bias
+// this way: no generic address to convert, so fewer registers where the epilogue has few left).
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-ld
+__device__ inline uint32_t load_shared_b32(uint32_t address) {
+  uint32_t value;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(value) : "r"(address) : "memory");
+  return value;
+}
+
 }  // namespace gemm::ptx
 #endif

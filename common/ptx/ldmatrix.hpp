@@ -24,4 +24,12 @@ __device__ inline void ldmatrix_x4(uint32_t (&registers)[4], const void* shared_
                : "memory");
 }
 
+// The same load from a 32-bit shared address (lesson 15 reads C from its subtile buffers so).
+__device__ inline void ldmatrix_x4(uint32_t (&registers)[4], uint32_t shared_row_address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(registers[0]), "=r"(registers[1]), "=r"(registers[2]), "=r"(registers[3])
+               : "r"(shared_row_address)
+               : "memory");
+}
+
 }  // namespace gemm::ptx

@@ -79,6 +79,23 @@ __device__ inline void tma_store_2d(const CUtensorMap* tensor_map, const void* s
 #endif
 }
 
+// cp.async.bulk.prefetch.tensor.2d.L2 (lesson 15): starts bringing one box of the tensor into L2,
+// and nothing more: no shared memory, no barrier, no completion to wait for. A later load of the
+// box then finds it in L2 instead of DRAM.
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-cp-async-bulk-prefetch-tensor
+__device__ inline void tma_prefetch_2d_l2(const CUtensorMap* tensor_map, int32_t inner_coordinate,
+                                          int32_t outer_coordinate) {
+#if GEMM_PTX_SM90A
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];"
+               :
+               : "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(inner_coordinate),
+                 "r"(outer_coordinate)
+               : "memory");
+#else
+  __trap();
+#endif
+}
+
 // cp.async.bulk.commit_group: closes this thread's bulk copies issued since the last commit
 // (TMA stores) into one bulk group.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-cp-async-bulk-commit-group

@@ -11,7 +11,11 @@
 //
 // The same epilogue computes D = act(alpha * A * B^T + beta * C + bias) in registers before the
 // conversion to bf16, with the activation chosen at compile time, so the plain product pays for
-// none of it. Everything else is lesson 14's kernel: only the epilogue changes.
+// none of it. C and the bias come the way A and B do: a second thread of the producer warpgroup
+// loads them with TMA ahead of the epilogue. C goes subtile by subtile into the very buffers the
+// consumers then stage D in (during the main loop for the first subtiles, and into L2 for the
+// rest), the bias of the tile's columns into a small ring of its own. Everything else is lesson
+// 14's kernel: only the epilogue changes.
 // Graded instruction signature: HGMMA UTMALDG.2D.MULTICAST UTMASTG STSM USETMAXREG
 #pragma once
 
@@ -35,6 +39,7 @@
 #include "common/lesson.hpp"
 #include "common/ptx/cluster.hpp"
 #include "common/ptx/fence.hpp"
+#include "common/ptx/ldmatrix.hpp"
 #include "common/ptx/named_barrier.hpp"
 #include "common/ptx/setmaxnreg.hpp"
 #include "common/ptx/stmatrix.hpp"
@@ -70,9 +75,11 @@ struct TileShape : gemm::hopper::TileShape<128, 256, Stages, /*Consumers=*/2, /*
 using DefaultTile = TileShape<4, 2>;
 constexpr int kBlocksPerSm = 1;
 
-// The register budget of lesson 14: kProducerRegisters for the producer, which works out the
-// Stream-K items; the consumers take the rest (gemm::hopper::consumer_registers), for the tile's
-// count of them.
+// The register budget of lesson 14, kProducerRegisters for the producer and the rest for the
+// consumers (gemm::hopper::consumer_registers), raised here: NEW in lesson 15, the producer also
+// posts to the epilogue loader, and the loader runs in the same warpgroup, under the same budget.
+// At 56 registers they spill; at 72 the consumers of a 128 x 256 tile keep 216 (128 x 72 +
+// 256 x 216 = 64,512, the block's 168 x 384), which their main loop and this epilogue fit in.
 constexpr int kProducerRegisters = 56;
 template <class Tile>
 GEMM_HOST_DEVICE constexpr uint32_t consumer_registers() {
@@ -81,11 +88,30 @@ GEMM_HOST_DEVICE constexpr uint32_t consumer_registers() {
 
 constexpr int kWorkQueueDepth = 2;  // lesson 13
 
+// NEW in lesson 15: the producer warpgroup's thread that loads C and the bias (the first of its
+// second warp: thread 0 loads A and B); the work items it may be behind the producer (posted to
+// it, not yet received); the tiles' bias slices in flight.
+constexpr int kEpilogueLoaderThread = 32;
+constexpr int kEpilogueQueueDepth = 4;
+constexpr int kBiasSlices = 2;
+
 template <class Tile>
 struct SharedStorage {
   gemm::hopper::OperandRing<Tile> ring;
   ClusterTmaPipeline<Tile::kStages, Tile::kClusterM> pipeline;  // of a cluster (lesson 12)
   gemm::hopper::WorkQueue<kWorkQueueDepth> queue;                     // lesson 13
+  // NEW in lesson 15, the epilogue loader's (kept ahead of the 1024-byte aligned subtile buffers,
+  // in the bytes their alignment leaves free after the barriers: a 128 x 256 tile keeps 4 stages):
+  //   - the work items whose tiles are stored, posted to it by the producer;
+  //   - when the epilogue reads C, a ring per consumer over its subtile buffers (below), one slot
+  //     per buffer, which the loader fills with C before the consumer stages D in it. full: the
+  //     slot's C has landed; empty: the TMA store that last read the slot is done with it;
+  //   - the bias of a tile's BlockN columns, in a ring of kBiasSlices. full: it has landed;
+  //     empty: every consumer has stored the tile.
+  gemm::hopper::WorkQueue<kEpilogueQueueDepth> epilogue_queue;
+  gemm::hopper::TmaPipeline<Tile::kEpilogueBuffers> c_slots[Tile::kConsumers];
+  gemm::hopper::TmaPipeline<kBiasSlices> bias_slots;
+  alignas(128) bf16 bias[kBiasSlices][Tile::kBlockN];
   // NEW in lesson 15: each consumer's subtile buffers, 64 x 64 bf16 in the 128-byte swizzle (TMA's
   // layout), 1024-byte aligned like the operand tiles.
   alignas(1024) bf16 epilogue[Tile::kConsumers][Tile::kEpilogueBuffers]
@@ -104,46 +130,37 @@ using PlainEpilogue = EpilogueKind<false>;
 template <gemm::Activation Act>
 using FusedEpilogue = EpilogueKind<true, Act>;
 
-// The fused epilogue's operands (unused by the plain one).
+// The fused epilogue's operands (unused by the plain one). C itself comes through its tensor map.
 struct EpilogueParams {
-  float alpha, beta;
-  const bf16* c;     // M x N, read when beta != 0
-  const bf16* bias;  // N values, or nullptr
+  float alpha, beta;  // C is read when beta != 0
+  const bf16* bias;   // N values, or nullptr
 };
 
-// NEW in lesson 15: the bias of this thread's columns of the tile, one bf16 pair per block of 8
-// columns (columns col0 + 8j + 2 (lane % 4) and the next: N % 8 == 0 and the column is even, so
-// a pair is inside D or outside), 0 outside D or without a bias. Read for the whole tile before
-// the first subtile, so that the loads' latency is paid once, not once per subtile.
-template <class Tile, class Kind>
-__device__ inline void load_bias(const EpilogueParams& params, int col0, int n,
-                                 uint32_t (&bias)[Tile::kBlockN / 8]) {
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int block = 0; block < Tile::kBlockN / 8; ++block) {
-    const int column = col0 + block * 8 + (lane % 4) * 2;
-    bias[block] = 0;
-    if (Kind::kFused && params.bias != nullptr && column < n)
-      bias[block] = *reinterpret_cast<const uint32_t*>(params.bias + column);
-  }
+// NEW in lesson 15: whether the epilogue reads C, and the bias: the same answers in every thread.
+template <class Kind>
+__device__ inline bool reads_c(const EpilogueParams& params) {
+  return Kind::kFused && params.beta != 0.0f;
+}
+template <class Kind>
+__device__ inline bool reads_bias(const EpilogueParams& params) {
+  return Kind::kFused && params.bias != nullptr;
 }
 
 // NEW in lesson 15: a pair of adjacent outputs (row, column) and (row, column + 1), as bf16: the
 // products themselves, or alpha * product + beta * C + bias through the activation (the fast
-// GELU and SiLU of common/activation.hpp). C is read as a pair too; elements outside D read
-// nothing, and the TMA store clips them anyway.
+// GELU and SiLU of common/activation.hpp). bias_bits and c_bits: the bias pair of the columns and
+// C's pair at the same place, read from shared memory (zeros outside D, where TMA filled the box,
+// or without them); the TMA store clips what lies outside D.
 template <class Kind>
 __device__ inline uint32_t epilogue_pair(float product0, float product1, uint32_t bias_bits,
-                                         const EpilogueParams& params, int row, int column, int m,
-                                         int n) {
+                                         uint32_t c_bits, const EpilogueParams& params) {
   float2 value = make_float2(product0, product1);
   if constexpr (Kind::kFused) {
     const float2 bias = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bias_bits));
     value.x = params.alpha * value.x + bias.x;
     value.y = params.alpha * value.y + bias.y;
-    if (params.beta != 0.0f && row < m && column < n) {
-      const float2 c = __bfloat1622float2(
-          *reinterpret_cast<const __nv_bfloat162*>(params.c + int64_t(row) * n + column));
+    if (params.beta != 0.0f) {
+      const float2 c = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&c_bits));
       value.x += params.beta * c.x;
       value.y += params.beta * c.y;
     }
@@ -154,29 +171,49 @@ __device__ inline uint32_t epilogue_pair(float product0, float product1, uint32_
   return *reinterpret_cast<const uint32_t*>(&converted);
 }
 
+// A ring position `count` slots on from `state`.
+template <int Stages>
+GEMM_HOST_DEVICE constexpr gemm::PipelineState<Stages> advanced(gemm::PipelineState<Stages> state,
+                                                                int count) {
+  state.advance(count);
+  return state;
+}
+
 // NEW in lesson 15: the epilogue of one tile, for one consumer warpgroup: its rows first_row ..
 // first_row + 63 of D, as kSubtiles subtiles of 64 x 64. For each subtile:
-//   1. the storing thread waits until the TMA store that last read the subtile's buffer is done
-//      reading it (its own bulk groups: only the thread that committed them can wait for them),
-//      then the consumer's barrier tells the other threads that the buffer is free;
-//   2. every thread converts its accumulators to bf16 (after the fused epilogue) and stmatrix
-//      writes them into the buffer, in the 128-byte swizzle;
+//   1. the subtile's buffer must be free: the storing thread waits until the TMA store that last
+//      read it is done reading (its own bulk groups: only the thread that committed them can wait
+//      for them), then the consumer's barrier tells the other threads. With C, the C loader has
+//      done that waiting for them: it loaded the subtile's C into the buffer after the storing
+//      thread had released it, and the consumers wait for that C to land instead;
+//   2. every thread converts its accumulators to bf16 (after the fused epilogue, with C read from
+//      the buffer by ldmatrix, the bias from the tile's slice) and stmatrix writes them into the
+//      buffer, in the 128-byte swizzle;
 //   3. every writing thread fences the async proxy (TMA reads shared memory through it, and must
 //      see what the generic proxy wrote), then the consumer's barrier: all of it is written;
 //   4. the storing thread starts the TMA store of the buffer and commits it as a bulk group.
-// Nobody waits for the store itself: the next subtile goes to the other buffer, and after the last
-// one the consumer returns to the main loop while the stores finish. `buffer` carries the buffer
-// to use next from tile to tile.
+// Nobody waits for the store itself: the next subtile goes to the next buffer, and after the last
+// one the consumer returns to the main loop while the stores finish. `slot` carries the buffer to
+// use next (and, with C, the phase of its C) from tile to tile. bias: the shared-memory address of
+// the tile's bias slice, or 0 without a bias.
 template <class Tile, class Kind>
 __device__ inline void store_tile(SharedStorage<Tile>& shared, const CUtensorMap& d_map,
                                   const float (&accumulator)[Tile::kBlockN / 2], int consumer,
-                                  int first_row, int col0, int m, int n,
-                                  const EpilogueParams& params, int& buffer) {
+                                  int first_row, int col0, uint32_t bias,
+                                  const EpilogueParams& params,
+                                  gemm::PipelineState<Tile::kEpilogueBuffers>& slot) {
   const int thread = threadIdx.x % 128, lane = thread % 32, warp = thread / 32;
   const bool storer = thread == 0;
   const uint32_t barrier = gemm::hopper::kEpilogueBarrier + consumer;
-  uint32_t bias[Tile::kBlockN / 8];
-  load_bias<Tile, Kind>(params, col0, n, bias);  // zeros for the plain epilogue: optimized away
+  const bool with_c = reads_c<Kind>(params);
+  auto& c_slots = shared.c_slots[consumer];
+  // With C: how many of the newest stores may still read their slots, and the slot of the one
+  // `newer` stores after the oldest of them (the oldest is one ring position after the newest).
+  constexpr int kInFlight = Tile::kEpilogueBuffers - 1;
+  auto in_flight_slot = [&slot](int newer) {
+    return gemm::PipelineState<Tile::kEpilogueBuffers>{
+        (slot.index + Tile::kEpilogueBuffers - kInFlight + newer) % Tile::kEpilogueBuffers, 0};
+  };
 
   // Where this lane's stmatrix rows go in a subtile buffer. One stmatrix.x4 stores 4 matrices of
   // 8 x 8 (below); lane l gives the address of row l % 8 of matrix l / 8: matrices 0 and 2 are the
@@ -192,12 +229,20 @@ __device__ inline void store_tile(SharedStorage<Tile>& shared, const CUtensorMap
 
 #pragma unroll
   for (int subtile = 0; subtile < Tile::kSubtiles; ++subtile) {
-    bf16* tile = shared.epilogue[consumer][buffer];
-    // BEGIN EXERCISE(buffer_reuse): make sure no TMA store still reads this buffer, and that
-    //   every thread of the consumer knows it
-    if (storer) gemm::ptx::bulk_wait_group_read<Tile::kEpilogueBuffers - 1>();
-    gemm::ptx::named_barrier_sync(barrier, 128);
-    // END EXERCISE
+    bf16* tile = shared.epilogue[consumer][slot.index];
+    const uint32_t tile_address = gemm::ptx::shared_address(tile);
+    if (with_c) {
+      // NEW in lesson 15: the C loader's TMA completes the slot's full barrier when the subtile's
+      // C has landed; every thread waits for it (the load came after the slot's last store was
+      // done reading it, so the buffer is free too).
+      c_slots.consumer_wait(slot);
+    } else {
+      // BEGIN EXERCISE(buffer_reuse): make sure no TMA store still reads this buffer, and that
+      //   every thread of the consumer knows it
+      if (storer) gemm::ptx::bulk_wait_group_read<Tile::kEpilogueBuffers - 1>();
+      gemm::ptx::named_barrier_sync(barrier, 128);
+      // END EXERCISE
+    }
 
     // The warp's 16 rows by the subtile's 64 columns: 8 blocks of 8 columns, in the wgmma layout
     // (lesson 07): accumulators 4j, 4j + 1 are row lane / 4 of block j, 4j + 2, 4j + 3 row
@@ -205,19 +250,30 @@ __device__ inline void store_tile(SharedStorage<Tile>& shared, const CUtensorMap
     // then block j + 1's.
 #pragma unroll
     for (int pair = 0; pair < Tile::kSubtileColumns / 16; ++pair) {
+      const int chunk = 2 * pair + lane / 16;  // the lane's 16-byte chunk of its row
+      const uint32_t chunk_offset = row_offset + ((chunk ^ swizzle) * 16);
+      // NEW in lesson 15: C's pairs at the places of this thread's outputs: ldmatrix, the inverse
+      // of stmatrix, from the same addresses, gives them in the layout stmatrix takes. A warp
+      // reads and then overwrites only its own 16 rows, so no other warp can be in the way.
+      uint32_t c_pairs[4] = {0, 0, 0, 0};
+      if (with_c) gemm::ptx::ldmatrix_x4(c_pairs, tile_address + chunk_offset);
+      const int first_block = subtile * (Tile::kSubtileColumns / 8) + 2 * pair;  // of the tile
+      // The bias of this thread's two columns in each of the pair's two blocks of 8.
+      uint32_t bias_pairs[2] = {0, 0};
+#pragma unroll
+      for (int b = 0; b < 2; ++b)
+        if (bias != 0)
+          bias_pairs[b] = gemm::ptx::load_shared_b32(
+              bias + ((first_block + b) * 8 + (lane % 4) * 2) * sizeof(bf16));
       uint32_t packed[4];
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
-        const int block = subtile * (Tile::kSubtileColumns / 8) + 2 * pair + q / 2;  // of the tile
-        const int row = first_row + warp * 16 + (q % 2) * 8 + lane / 4;
-        const int column = col0 + block * 8 + (lane % 4) * 2;
+        const int block = first_block + q / 2;
         const float* values = &accumulator[4 * block + 2 * (q % 2)];
-        packed[q] = epilogue_pair<Kind>(values[0], values[1], bias[block], params, row, column, m, n);
+        packed[q] = epilogue_pair<Kind>(values[0], values[1], bias_pairs[q / 2], c_pairs[q], params);
       }
-      const int chunk = 2 * pair + lane / 16;  // the lane's 16-byte chunk of its row
-      const uint32_t row_address =
-          gemm::ptx::shared_address(tile) + row_offset + ((chunk ^ swizzle) * 16);
-      gemm::ptx::stmatrix_x4(row_address, packed[0], packed[1], packed[2], packed[3]);
+      gemm::ptx::stmatrix_x4(tile_address + chunk_offset, packed[0], packed[1], packed[2],
+                             packed[3]);
     }
 
     // BEGIN EXERCISE(store_order): make what every thread wrote visible to the TMA store, and
@@ -229,8 +285,138 @@ __device__ inline void store_tile(SharedStorage<Tile>& shared, const CUtensorMap
       gemm::ptx::tma_store_2d(&d_map, tile, col0 + subtile * Tile::kSubtileColumns, first_row);
       gemm::ptx::bulk_commit_group();
     }
-    buffer = (buffer + 1) % Tile::kEpilogueBuffers;
+    // NEW in lesson 15: with C, the storing thread hands each slot back to the C loader as soon as
+    // its store is done reading it, keeping the newest kEpilogueBuffers - 1 stores in flight: the
+    // store of subtile subtile - (kEpilogueBuffers - 1) is done reading its slot.
+    if (with_c && storer && subtile >= kInFlight) {
+      gemm::ptx::bulk_wait_group_read<kInFlight>();
+      c_slots.consumer_release(in_flight_slot(0));
+    }
+    slot.advance();
   }
+  // NEW in lesson 15: with C, the tile's last slots go back too, so that the C loader can fill
+  // every slot with the next tile's C while its main loop runs.
+  if (with_c && storer) {
+    gemm::ptx::bulk_wait_group_read<0>();
+#pragma unroll
+    for (int newer = 0; newer < kInFlight; ++newer)
+      if (newer >= kInFlight - Tile::kSubtiles) c_slots.consumer_release(in_flight_slot(newer));
+  }
+}
+
+// NEW in lesson 15: where the epilogue's rings stand when a block has already stored `stored`
+// tiles: each tile takes the next bias slice, and kRowBlocks x kSubtiles subtile slots of each
+// consumer. The producer counts the stored tiles and writes the count into each work item
+// (ItemPoster), so that neither the consumers nor the epilogue loader keep a state of these rings
+// from tile to tile: the consumers have no register to spare for one through their main loop.
+template <class Tile>
+GEMM_HOST_DEVICE constexpr gemm::PipelineState<Tile::kEpilogueBuffers> first_slot_of_tile(
+    int stored, gemm::PipelineState<Tile::kEpilogueBuffers> start) {
+  return advanced(start, stored * Tile::kRowBlocks * Tile::kSubtiles);
+}
+GEMM_HOST_DEVICE constexpr gemm::PipelineState<kBiasSlices> bias_slice_of_tile(
+    int stored, gemm::PipelineState<kBiasSlices> start) {
+  return advanced(start, stored);
+}
+
+// NEW in lesson 15: the epilogue of one work item, for one consumer warpgroup: its rows of the tile, each 64-row block by store_tile, with the tile's bias slice
+// (the epilogue loader's: wait until it has landed, and give it back once this consumer is done
+// with it).
+template <class Tile, class Kind>
+__device__ inline void store_item(SharedStorage<Tile>& shared, const CUtensorMap& d_map,
+                                  const float (&accumulator)[Tile::kRowBlocks][Tile::kBlockN / 2],
+                                  int consumer, const gemm::hopper::WorkItem& item,
+                                  const EpilogueParams& params, int stored_before) {
+  auto slot = first_slot_of_tile<Tile>(
+      stored_before, gemm::PipelineState<Tile::kEpilogueBuffers>::consumer_start());
+  const auto bias_state =
+      bias_slice_of_tile(stored_before, gemm::PipelineState<kBiasSlices>::consumer_start());
+  const bool with_bias = reads_bias<Kind>(params);
+  if (with_bias) shared.bias_slots.consumer_wait(bias_state);
+  const uint32_t bias = with_bias ? gemm::ptx::shared_address(shared.bias[bias_state.index]) : 0;
+#pragma unroll
+  for (int r = 0; r < Tile::kRowBlocks; ++r)
+    store_tile<Tile, Kind>(shared, d_map, accumulator[r], consumer,
+                           item.row0 + consumer * Tile::kConsumerRows + r * Tile::kWarpgroupM,
+                           item.col0, bias, params, slot);
+  if (with_bias) {
+    // store_tile's last barrier came after every thread of this consumer had read the bias: its
+    // storing thread releases the slice for the consumer (the loader waits for every consumer).
+    if (threadIdx.x % 128 == 0) shared.bias_slots.consumer_release(bias_state);
+  }
+}
+
+// NEW in lesson 15: the epilogue loader: C and the bias, one thread. The producer posts it every work item of the block that stores its tile (a whole tile, or the last
+// part of a cut one), in the order the consumers store them. For each:
+//   - the bias of the tile's columns into the next bias slice;
+//   - the whole tile's C into L2, then subtile after subtile into the consumers' slots, each as
+//     soon as the slot is free. The first slots are free while the tile's main loop runs, so their
+//     C is there before the epilogue starts; the later ones free up during the epilogue, and their
+//     loads then read C from L2.
+template <class Tile, class Kind>
+__device__ inline void load_epilogue_inputs(SharedStorage<Tile>& shared, const CUtensorMap& c_map,
+                                            const CUtensorMap& bias_map,
+                                            const EpilogueParams& params) {
+  constexpr uint32_t kSubtileBytes = Tile::kSubtileRows * Tile::kSubtileColumns * sizeof(bf16);
+  constexpr uint32_t kBiasBytes = Tile::kBlockN * sizeof(bf16);
+  const bool with_c = reads_c<Kind>(params), with_bias = reads_bias<Kind>(params);
+  if (with_c) gemm::ptx::prefetch_tensor_map(&c_map);
+  if (with_bias) gemm::ptx::prefetch_tensor_map(&bias_map);
+  auto receive_state = gemm::PipelineState<kEpilogueQueueDepth>::consumer_start();
+  for (int stored = 0;;) {  // the tiles stored before this item
+    const gemm::hopper::WorkItem item = shared.epilogue_queue.receive_alone(receive_state);
+    if (item.is_end()) break;
+    if (!item.stores_tile()) continue;
+    const int stored_before = stored++;
+    if (with_bias) {
+      // Wait until every consumer has stored the tile that last used the slice.
+      const auto bias_state =
+          bias_slice_of_tile(stored_before, gemm::PipelineState<kBiasSlices>::producer_start());
+      shared.bias_slots.producer_acquire(bias_state, kBiasBytes);
+      gemm::ptx::tma_load_2d(shared.bias[bias_state.index], &bias_map,
+                             shared.bias_slots.full_barrier(bias_state), item.col0, 0);
+    }
+    // Every consumer's ring of C slots is at the same place.
+    auto state = first_slot_of_tile<Tile>(
+        stored_before, gemm::PipelineState<Tile::kEpilogueBuffers>::producer_start());
+    if (!with_c) continue;
+    // (The loops stay loops: unrolled, their addresses would not fit in the producer's registers.)
+#pragma unroll 1
+    for (int row = 0; row < Tile::kBlockM; row += Tile::kSubtileRows)
+#pragma unroll 1
+      for (int column = 0; column < Tile::kBlockN; column += Tile::kSubtileColumns)
+        gemm::ptx::tma_prefetch_2d_l2(&c_map, item.col0 + column, item.row0 + row);
+#pragma unroll 1
+    for (int r = 0; r < Tile::kRowBlocks; ++r)
+#pragma unroll 1
+      for (int subtile = 0; subtile < Tile::kSubtiles; ++subtile) {
+#pragma unroll 1
+        for (int consumer = 0; consumer < Tile::kConsumers; ++consumer) {
+          // Wait until the consumer's storing thread has released the slot (its last store is done
+          // reading it), and announce the subtile's bytes on its full barrier.
+          auto& slots = shared.c_slots[consumer];
+          slots.producer_acquire(state, kSubtileBytes);
+          gemm::ptx::tma_load_2d(shared.epilogue[consumer][state.index], &c_map,
+                                 slots.full_barrier(state),
+                                 item.col0 + subtile * Tile::kSubtileColumns,
+                                 item.row0 + consumer * Tile::kConsumerRows + r * Tile::kWarpgroupM);
+        }
+        state.advance();
+      }
+  }
+}
+
+// NEW in lesson 15: the producer's post of its position-th work item (or of the end of the work),
+// to the consumers and to the epilogue loader alike: the two queues move in step, and their
+// states follow from the position (the producer has no registers to spare for another state).
+template <class Tile>
+__device__ inline void post_item(SharedStorage<Tile>& shared, int64_t position,
+                                 const gemm::hopper::WorkItem& item) {
+  auto state = advanced(gemm::PipelineState<kWorkQueueDepth>::producer_start(), int(position));
+  shared.queue.post(state, item);
+  auto loader_state =
+      advanced(gemm::PipelineState<kEpilogueQueueDepth>::producer_start(), int(position));
+  shared.epilogue_queue.post(loader_state, item);
 }
 
 // NEW in lesson 15: the end of the epilogue: the storing thread waits until its last TMA stores
@@ -243,7 +429,9 @@ template <class Tile, class Kind>
 __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
     gemm_kernel(int m, int n, const __grid_constant__ CUtensorMap a_map,
                 const __grid_constant__ CUtensorMap b_map,
-                const __grid_constant__ CUtensorMap d_map, int raster_group,
+                const __grid_constant__ CUtensorMap d_map,
+                const __grid_constant__ CUtensorMap c_map,
+                const __grid_constant__ CUtensorMap bias_map, int raster_group,
                 const gemm::StreamKPlan plan, gemm::hopper::StreamKWorkspace<Tile> workspace,
                 EpilogueParams params) {
   extern __shared__ unsigned char shared_memory[];
@@ -265,7 +453,12 @@ __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
     gemm::ptx::prefetch_tensor_map(&b_map);
     gemm::ptx::prefetch_tensor_map(&d_map);
     queue.init(/*consumer_warps=*/Tile::kConsumers * 4);
+    shared.epilogue_queue.init(/*consumer_warps=*/1);  // NEW in lesson 15: the epilogue loader
     pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
+    // NEW in lesson 15: each consumer's C slots (its storing thread alone releases them) and the
+    // bias slices (each consumer's storing thread releases them).
+    for (auto& slots : shared.c_slots) slots.init(/*consumer_warps=*/1);
+    shared.bias_slots.init(/*consumer_warps=*/Tile::kConsumers);
   }
   gemm::ptx::cluster_sync();
 
@@ -274,15 +467,18 @@ __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
     gemm::ptx::setmaxnreg_dec<kProducerRegisters>();
     if (threadIdx.x == 0) {
       auto write_state = gemm::PipelineState<Tile::kStages>::producer_start();
-      auto post_state = gemm::PipelineState<kWorkQueueDepth>::producer_start();
       for (int64_t i = 0; i < schedule.count(); ++i) {
         const gemm::hopper::WorkItem item = schedule.item(i);
-        queue.post(post_state, item);
+        post_item(shared, i, item);  // NEW in lesson 15: to the epilogue loader too
         load_k_range_multicast<Tile>(pipeline, shared.ring, a_map, b_map, item.row0, item.col0,
                                      rank, item.k_begin, item.k_end, write_state);
       }
-      queue.post(post_state, gemm::hopper::WorkItem{});  // no slices: the end of the work
+      post_item(shared, schedule.count(), gemm::hopper::WorkItem{});  // no slices: the end of the work
       producer_tail(pipeline, write_state);  // lesson 12: before this block may exit
+    } else if (threadIdx.x == kEpilogueLoaderThread) {
+      // NEW in lesson 15: the first thread of the next warp loads C and the bias (it receives the
+      // items in any case, so that the producer never waits for it when there is nothing to load).
+      load_epilogue_inputs<Tile, Kind>(shared, c_map, bias_map, params);
     }
     return;
   }
@@ -292,7 +488,7 @@ __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
   const int consumer = warpgroup - 1;
   const int first_row = consumer * Tile::kConsumerRows;
   float accumulator[Tile::kRowBlocks][Tile::kBlockN / 2];
-  int epilogue_buffer = 0;  // NEW in lesson 15: the subtile buffer to fill next
+  int stored = 0;  // NEW in lesson 15: the tiles stored so far (where the epilogue's rings stand)
   auto read_state = gemm::PipelineState<Tile::kStages>::consumer_start();
   auto receive_state = gemm::PipelineState<kWorkQueueDepth>::consumer_start();
   while (true) {
@@ -303,11 +499,7 @@ __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
     gemm::hopper::mma_drain(pipeline, accumulator, last_stage);
     if (!stream_k_fixup<Tile>(workspace, item, accumulator)) continue;  // lesson 14
     // NEW in lesson 15: the epilogue through shared memory and TMA stores.
-#pragma unroll
-    for (int r = 0; r < Tile::kRowBlocks; ++r)
-      store_tile<Tile, Kind>(shared, d_map, accumulator[r], consumer,
-                             item.row0 + first_row + r * Tile::kWarpgroupM, item.col0, m, n,
-                             params, epilogue_buffer);
+    store_item<Tile, Kind>(shared, d_map, accumulator, consumer, item, params, stored++);
   }
   store_tail();  // NEW in lesson 15
 }
@@ -360,18 +552,34 @@ void launch_kind(const gemm::GemmArgs& args, cudaStream_t stream) {
   // same shape of map as A's (M x K).
   const CUtensorMap d_map = gemm::make_tensor_map(
       args.d, gemm::kmajor_tile_map_args(p.m, p.n, Tile::kSubtileRows, Tile::kSubtileColumns));
+  // NEW in lesson 15: C's map, when the epilogue reads C: the same boxes and swizzle as D's, so
+  // that a box of C lands in a subtile buffer exactly where D's values for it will go. (Without
+  // C the kernel never touches the map: D's stands in for it.)
+  const bool reads_c = Kind::kFused && args.epilogue.beta != 0.0f;
+  const CUtensorMap c_map =
+      reads_c ? gemm::make_tensor_map(args.epilogue.c, gemm::kmajor_tile_map_args(
+                                                           p.m, p.n, Tile::kSubtileRows,
+                                                           Tile::kSubtileColumns))
+              : d_map;
+  // NEW in lesson 15: the bias's map, when there is one: a 1 x N matrix read one tile's BlockN
+  // columns at a time, unswizzled (the columns past N arrive as zeros).
+  const bool reads_bias = Kind::kFused && args.epilogue.bias != nullptr;
+  const CUtensorMap bias_map =
+      reads_bias ? gemm::make_tensor_map(args.epilogue.bias,
+                                         gemm::kmajor_tile_map_args(1, p.n, 1, Tile::kBlockN,
+                                                                    CU_TENSOR_MAP_SWIZZLE_NONE))
+                 : d_map;
   constexpr int shared_bytes = sizeof(SharedStorage<Tile>) + gemm::kSharedAlignment;
   constexpr auto kernel = Launch<Tile, Kind>::kernel;
   gemm::allow_dynamic_shared_memory<kernel>(shared_bytes);
   // One cluster per worker of the Stream-K plan, all running at once (lesson 14).
   const gemm::StreamKPlan plan = plan_for<Tile, Reverse, MinIterations>(p);
   const auto workspace = gemm::hopper::StreamKWorkspace<Tile>::in(args.workspace, plan);
-  const EpilogueParams params{args.epilogue.alpha, args.epilogue.beta, args.epilogue.c,
-                              args.epilogue.bias};
+  const EpilogueParams params{args.epilogue.alpha, args.epilogue.beta, args.epilogue.bias};
   gemm::launch_clusters(kernel, unsigned(plan.workers * Tile::kClusterM), Tile::kClusterM,
                         Tile::kThreads, shared_bytes, gemm::Residency::all_at_once,
                         Launch<Tile, Kind>::kAfterPrerequisite, stream, int(p.m), int(p.n), a_map,
-                        b_map, d_map, RasterGroup, plan, workspace, params);
+                        b_map, d_map, c_map, bias_map, RasterGroup, plan, workspace, params);
 }
 
 // NEW in lesson 15: the kernel for the launch's epilogue: the plain one for the plain product,

@@ -49,18 +49,21 @@ using gemm::taught::producer_tail;           // lesson 12's exit
 using gemm::taught::stream_k_fixup;          // lesson 14's fixup
 using lesson15::consumer_registers;
 using lesson15::kProducerRegisters;
+using lesson15::post_item;
 using lesson15::kWorkQueueDepth;
 using lesson15::EpilogueParams;
 using lesson15::SharedStorage;
 using lesson15::store_tail;  // lesson 15's epilogue
-using lesson15::store_tile;
+using lesson15::store_item;
 
 // Lesson 15's kernel, started as a dependent of the kernel ahead of it in the stream.
 template <class Tile, class Kind>
 __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
     gemm_kernel(int m, int n, const __grid_constant__ CUtensorMap a_map,
                 const __grid_constant__ CUtensorMap b_map,
-                const __grid_constant__ CUtensorMap d_map, int raster_group,
+                const __grid_constant__ CUtensorMap d_map,
+                const __grid_constant__ CUtensorMap c_map,
+                const __grid_constant__ CUtensorMap bias_map, int raster_group,
                 const gemm::StreamKPlan plan, gemm::hopper::StreamKWorkspace<Tile> workspace,
                 EpilogueParams params) {
   extern __shared__ unsigned char shared_memory[];
@@ -84,6 +87,10 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
     gemm::ptx::prefetch_tensor_map(&d_map);
     queue.init(/*consumer_warps=*/Tile::kConsumers * 4);
     pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
+    // Lesson 15's epilogue loader: its queue, the C slots and the bias slices.
+    shared.epilogue_queue.init(/*consumer_warps=*/1);
+    for (auto& slots : shared.c_slots) slots.init(/*consumer_warps=*/1);
+    shared.bias_slots.init(/*consumer_warps=*/Tile::kConsumers);
   }
   gemm::ptx::cluster_sync();
 
@@ -99,11 +106,10 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
       //   every load of this block (and so every later access of the block to global memory) comes
       //   after it, and as late as that allows
       auto write_state = gemm::PipelineState<Tile::kStages>::producer_start();
-      auto post_state = gemm::PipelineState<kWorkQueueDepth>::producer_start();
       gemm::ptx::wait_for_prerequisite_grids();
       for (int64_t i = 0; i < schedule.count(); ++i) {
         const gemm::hopper::WorkItem item = schedule.item(i);
-        queue.post(post_state, item);
+        post_item(shared, i, item);  // lesson 15: to the consumers and the epilogue loader
         load_k_range_multicast<Tile>(pipeline, shared.ring, a_map, b_map, item.row0, item.col0,
                                      rank, item.k_begin, item.k_end, write_state);
       }
@@ -114,9 +120,15 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
       //   producer's work is given; place the signal that lets the kernel behind be scheduled,
       //   once nothing this block still does needs it to wait
       gemm::ptx::launch_dependent_grids();
-      queue.post(post_state, gemm::hopper::WorkItem{});  // no slices: the end of the work
+      post_item(shared, schedule.count(), gemm::hopper::WorkItem{});  // the end of the work
       producer_tail(pipeline, write_state);  // lesson 12: before this block may exit
       // END EXERCISE
+    } else if (threadIdx.x == lesson15::kEpilogueLoaderThread) {
+      // Lesson 15's epilogue loader. C and the bias may be what the kernel ahead wrote (a residual
+      // connection): its first load comes after the first item that the thread above posts to it,
+      // so after that thread's wait, which made all of the kernel ahead's writes visible to this
+      // whole grid.
+      lesson15::load_epilogue_inputs<Tile, Kind>(shared, c_map, bias_map, params);
     }
     return;
   }
@@ -126,7 +138,7 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
   const int consumer = warpgroup - 1;
   const int first_row = consumer * Tile::kConsumerRows;
   float accumulator[Tile::kRowBlocks][Tile::kBlockN / 2];
-  int epilogue_buffer = 0;  // lesson 15: the subtile buffer to fill next
+  int stored = 0;  // lesson 15: the tiles stored so far (where the epilogue's rings stand)
   auto read_state = gemm::PipelineState<Tile::kStages>::consumer_start();
   auto receive_state = gemm::PipelineState<kWorkQueueDepth>::consumer_start();
   while (true) {
@@ -137,11 +149,7 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
     gemm::hopper::mma_drain(pipeline, accumulator, last_stage);
     if (!stream_k_fixup<Tile>(workspace, item, accumulator)) continue;  // lesson 14
     // Lesson 15: the epilogue through shared memory and TMA stores.
-#pragma unroll
-    for (int r = 0; r < Tile::kRowBlocks; ++r)
-      store_tile<Tile, Kind>(shared, d_map, accumulator[r], consumer,
-                             item.row0 + first_row + r * Tile::kWarpgroupM, item.col0, m, n,
-                             params, epilogue_buffer);
+    store_item<Tile, Kind>(shared, d_map, accumulator, consumer, item, params, stored++);
   }
   store_tail();  // lesson 15
 }

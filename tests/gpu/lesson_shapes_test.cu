@@ -120,12 +120,13 @@ gemm::EpilogueOptions epilogue(float alpha, float beta, bool bias, gemm::Activat
   return options;
 }
 
-// Each activation, with and without bias and C; alpha alone.
+// Each activation, with and without bias and C (C with each of them); alpha alone.
 const std::vector<EpilogueCase> kEpilogues = {
     {"alpha", epilogue(1.5f, 0.0f, false, gemm::Activation::none)},
     {"beta_c", epilogue(1.0f, 0.5f, false, gemm::Activation::none)},
     {"bias", epilogue(1.0f, 0.0f, true, gemm::Activation::none)},
     {"bias_relu", epilogue(1.0f, 0.0f, true, gemm::Activation::relu)},
+    {"beta_relu", epilogue(1.0f, -0.75f, false, gemm::Activation::relu)},
     {"bias_gelu", epilogue(1.0f, 0.0f, true, gemm::Activation::gelu)},
     {"all_gelu", epilogue(1.5f, 0.5f, true, gemm::Activation::gelu)},
     {"silu", epilogue(1.0f, 0.0f, false, gemm::Activation::silu)},
