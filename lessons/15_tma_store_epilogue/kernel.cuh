@@ -409,14 +409,34 @@ __device__ inline void load_epilogue_inputs(SharedStorage<Tile>& shared, const C
 // NEW in lesson 15: the producer's post of its position-th work item (or of the end of the work),
 // to the consumers and to the epilogue loader alike: the two queues move in step, and their
 // states follow from the position (the producer has no registers to spare for another state).
-template <class Tile>
+template <class Tile, class Kind>
 __device__ inline void post_item(SharedStorage<Tile>& shared, int64_t position,
                                  const gemm::hopper::WorkItem& item) {
   auto state = advanced(gemm::PipelineState<kWorkQueueDepth>::producer_start(), int(position));
   shared.queue.post(state, item);
-  auto loader_state =
-      advanced(gemm::PipelineState<kEpilogueQueueDepth>::producer_start(), int(position));
-  shared.epilogue_queue.post(loader_state, item);
+  if constexpr (Kind::kFused) {  // the plain product has no epilogue loader
+    auto loader_state =
+        advanced(gemm::PipelineState<kEpilogueQueueDepth>::producer_start(), int(position));
+    shared.epilogue_queue.post(loader_state, item);
+  }
+}
+
+// NEW in lesson 15: the epilogue loader's barriers, set up by the thread that sets up the others,
+// before the pipeline's (whose fence.mbarrier_init makes every earlier init of the thread visible
+// to the async proxy). Its queue has one receiving warp; each consumer's storing thread releases
+// the consumer's C slots, and each consumer's storing thread one arrival of the bias slices.
+template <class Tile>
+__device__ inline void init_epilogue_loader(SharedStorage<Tile>& shared) {
+  shared.epilogue_queue.init(/*consumer_warps=*/1);
+  for (auto& slots : shared.c_slots)
+    for (int slot = 0; slot < Tile::kEpilogueBuffers; ++slot) {
+      gemm::ptx::mbarrier_init(&slots.full[slot], 1);
+      gemm::ptx::mbarrier_init(&slots.empty[slot], 1);
+    }
+  for (int slice = 0; slice < kBiasSlices; ++slice) {
+    gemm::ptx::mbarrier_init(&shared.bias_slots.full[slice], 1);
+    gemm::ptx::mbarrier_init(&shared.bias_slots.empty[slice], Tile::kConsumers);
+  }
 }
 
 // NEW in lesson 15: the end of the epilogue: the storing thread waits until its last TMA stores
@@ -453,12 +473,8 @@ __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
     gemm::ptx::prefetch_tensor_map(&b_map);
     gemm::ptx::prefetch_tensor_map(&d_map);
     queue.init(/*consumer_warps=*/Tile::kConsumers * 4);
-    shared.epilogue_queue.init(/*consumer_warps=*/1);  // NEW in lesson 15: the epilogue loader
+    if constexpr (Kind::kFused) init_epilogue_loader(shared);  // NEW in lesson 15
     pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
-    // NEW in lesson 15: each consumer's C slots (its storing thread alone releases them) and the
-    // bias slices (each consumer's storing thread releases them).
-    for (auto& slots : shared.c_slots) slots.init(/*consumer_warps=*/1);
-    shared.bias_slots.init(/*consumer_warps=*/Tile::kConsumers);
   }
   gemm::ptx::cluster_sync();
 
@@ -469,13 +485,13 @@ __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
       auto write_state = gemm::PipelineState<Tile::kStages>::producer_start();
       for (int64_t i = 0; i < schedule.count(); ++i) {
         const gemm::hopper::WorkItem item = schedule.item(i);
-        post_item(shared, i, item);  // NEW in lesson 15: to the epilogue loader too
+        post_item<Tile, Kind>(shared, i, item);  // NEW in lesson 15: to the epilogue loader too
         load_k_range_multicast<Tile>(pipeline, shared.ring, a_map, b_map, item.row0, item.col0,
                                      rank, item.k_begin, item.k_end, write_state);
       }
-      post_item(shared, schedule.count(), gemm::hopper::WorkItem{});  // no slices: the end of the work
+      post_item<Tile, Kind>(shared, schedule.count(), gemm::hopper::WorkItem{});  // the end
       producer_tail(pipeline, write_state);  // lesson 12: before this block may exit
-    } else if (threadIdx.x == kEpilogueLoaderThread) {
+    } else if (Kind::kFused && threadIdx.x == kEpilogueLoaderThread) {
       // NEW in lesson 15: the first thread of the next warp loads C and the bias (it receives the
       // items in any case, so that the producer never waits for it when there is nothing to load).
       load_epilogue_inputs<Tile, Kind>(shared, c_map, bias_map, params);

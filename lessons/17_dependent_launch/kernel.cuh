@@ -86,11 +86,8 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
     gemm::ptx::prefetch_tensor_map(&b_map);
     gemm::ptx::prefetch_tensor_map(&d_map);
     queue.init(/*consumer_warps=*/Tile::kConsumers * 4);
+    if constexpr (Kind::kFused) lesson15::init_epilogue_loader(shared);  // lesson 15
     pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
-    // Lesson 15's epilogue loader: its queue, the C slots and the bias slices.
-    shared.epilogue_queue.init(/*consumer_warps=*/1);
-    for (auto& slots : shared.c_slots) slots.init(/*consumer_warps=*/1);
-    shared.bias_slots.init(/*consumer_warps=*/Tile::kConsumers);
   }
   gemm::ptx::cluster_sync();
 
@@ -109,7 +106,7 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
       gemm::ptx::wait_for_prerequisite_grids();
       for (int64_t i = 0; i < schedule.count(); ++i) {
         const gemm::hopper::WorkItem item = schedule.item(i);
-        post_item(shared, i, item);  // lesson 15: to the consumers and the epilogue loader
+        post_item<Tile, Kind>(shared, i, item);  // lesson 15: to the epilogue loader too
         load_k_range_multicast<Tile>(pipeline, shared.ring, a_map, b_map, item.row0, item.col0,
                                      rank, item.k_begin, item.k_end, write_state);
       }
@@ -120,10 +117,10 @@ __global__ void __launch_bounds__(Tile::kThreads, lesson15::kBlocksPerSm)
       //   producer's work is given; place the signal that lets the kernel behind be scheduled,
       //   once nothing this block still does needs it to wait
       gemm::ptx::launch_dependent_grids();
-      post_item(shared, schedule.count(), gemm::hopper::WorkItem{});  // the end of the work
+      post_item<Tile, Kind>(shared, schedule.count(), gemm::hopper::WorkItem{});  // the end
       producer_tail(pipeline, write_state);  // lesson 12: before this block may exit
       // END EXERCISE
-    } else if (threadIdx.x == lesson15::kEpilogueLoaderThread) {
+    } else if (Kind::kFused && threadIdx.x == lesson15::kEpilogueLoaderThread) {
       // Lesson 15's epilogue loader. C and the bias may be what the kernel ahead wrote (a residual
       // connection): its first load comes after the first item that the thread above posts to it,
       // so after that thread's wait, which made all of the kernel ahead's writes visible to this
