@@ -48,7 +48,7 @@ std::optional<Activation> parse_activation(const std::string& name);
 struct Epilogue {
   float alpha = 1.0f;
   float beta = 0.0f;
-  const bf16* c = nullptr;     // M x N, row-major; used when beta != 0
+  const bf16* c = nullptr;     // M x N, row-major; used when beta != 0; may be D itself
   const bf16* bias = nullptr;  // N values; nullptr: no bias
   Activation activation = Activation::none;
 
