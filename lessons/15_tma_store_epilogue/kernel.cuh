@@ -75,11 +75,10 @@ struct TileShape : gemm::hopper::TileShape<128, 256, Stages, /*Consumers=*/2, /*
 using DefaultTile = TileShape<4, 2>;
 constexpr int kBlocksPerSm = 1;
 
-// The register budget of lesson 14, kProducerRegisters for the producer and the rest for the
-// consumers (gemm::hopper::consumer_registers), raised here: NEW in lesson 15, the producer also
-// posts to the epilogue loader, and the loader runs in the same warpgroup, under the same budget.
-// At 56 registers they spill; at 72 the consumers of a 128 x 256 tile keep 216 (128 x 72 +
-// 256 x 216 = 64,512, the block's 168 x 384), which their main loop and this epilogue fit in.
+// The register budget of lesson 14: kProducerRegisters for the producer, which works out the
+// Stream-K items; the consumers take the rest (gemm::hopper::consumer_registers), for the tile's
+// count of them. (NEW in lesson 15: the epilogue loader runs in the producer warpgroup, under the
+// same budget.)
 constexpr int kProducerRegisters = 56;
 template <class Tile>
 GEMM_HOST_DEVICE constexpr uint32_t consumer_registers() {
@@ -183,7 +182,7 @@ GEMM_HOST_DEVICE constexpr gemm::PipelineState<Stages> advanced(gemm::PipelineSt
 // first_row + 63 of D, as kSubtiles subtiles of 64 x 64. For each subtile:
 //   1. the subtile's buffer must be free: the storing thread waits until the TMA store that last
 //      read it is done reading (its own bulk groups: only the thread that committed them can wait
-//      for them), then the consumer's barrier tells the other threads. With C, the C loader has
+//      for them), then the consumer's barrier tells the other threads. With C, the loader has
 //      done that waiting for them: it loaded the subtile's C into the buffer after the storing
 //      thread had released it, and the consumers wait for that C to land instead;
 //   2. every thread converts its accumulators to bf16 (after the fused epilogue, with C read from
@@ -232,9 +231,9 @@ __device__ inline void store_tile(SharedStorage<Tile>& shared, const CUtensorMap
     bf16* tile = shared.epilogue[consumer][slot.index];
     const uint32_t tile_address = gemm::ptx::shared_address(tile);
     if (with_c) {
-      // NEW in lesson 15: the C loader's TMA completes the slot's full barrier when the subtile's
-      // C has landed; every thread waits for it (the load came after the slot's last store was
-      // done reading it, so the buffer is free too).
+      // NEW in lesson 15: the epilogue loader's TMA completes the slot's full barrier when the
+      // subtile's C has landed; every thread waits for it (the load came after the slot's last
+      // store was done reading it, so the buffer is free too).
       c_slots.consumer_wait(slot);
     } else {
       // BEGIN EXERCISE(buffer_reuse): make sure no TMA store still reads this buffer, and that
@@ -270,7 +269,8 @@ __device__ inline void store_tile(SharedStorage<Tile>& shared, const CUtensorMap
       for (int q = 0; q < 4; ++q) {
         const int block = first_block + q / 2;
         const float* values = &accumulator[4 * block + 2 * (q % 2)];
-        packed[q] = epilogue_pair<Kind>(values[0], values[1], bias_pairs[q / 2], c_pairs[q], params);
+        packed[q] =
+            epilogue_pair<Kind>(values[0], values[1], bias_pairs[q / 2], c_pairs[q], params);
       }
       gemm::ptx::stmatrix_x4(tile_address + chunk_offset, packed[0], packed[1], packed[2],
                              packed[3]);
@@ -285,7 +285,7 @@ __device__ inline void store_tile(SharedStorage<Tile>& shared, const CUtensorMap
       gemm::ptx::tma_store_2d(&d_map, tile, col0 + subtile * Tile::kSubtileColumns, first_row);
       gemm::ptx::bulk_commit_group();
     }
-    // NEW in lesson 15: with C, the storing thread hands each slot back to the C loader as soon as
+    // NEW in lesson 15: with C, the storing thread hands each slot back to the loader as soon as
     // its store is done reading it, keeping the newest kEpilogueBuffers - 1 stores in flight: the
     // store of subtile subtile - (kEpilogueBuffers - 1) is done reading its slot.
     if (with_c && storer && subtile >= kInFlight) {
@@ -294,7 +294,7 @@ __device__ inline void store_tile(SharedStorage<Tile>& shared, const CUtensorMap
     }
     slot.advance();
   }
-  // NEW in lesson 15: with C, the tile's last slots go back too, so that the C loader can fill
+  // NEW in lesson 15: with C, the tile's last slots go back too, so that the loader can fill
   // every slot with the next tile's C while its main loop runs.
   if (with_c && storer) {
     gemm::ptx::bulk_wait_group_read<0>();
@@ -306,9 +306,9 @@ __device__ inline void store_tile(SharedStorage<Tile>& shared, const CUtensorMap
 
 // NEW in lesson 15: where the epilogue's rings stand when a block has already stored `stored`
 // tiles: each tile takes the next bias slice, and kRowBlocks x kSubtiles subtile slots of each
-// consumer. The producer counts the stored tiles and writes the count into each work item
-// (ItemPoster), so that neither the consumers nor the epilogue loader keep a state of these rings
-// from tile to tile: the consumers have no register to spare for one through their main loop.
+// consumer. The consumers and the epilogue loader each count the tiles stored so far, and that
+// count is all they keep of these rings from tile to tile: the consumers have no register to spare
+// for more through their main loop.
 template <class Tile>
 GEMM_HOST_DEVICE constexpr gemm::PipelineState<Tile::kEpilogueBuffers> first_slot_of_tile(
     int stored, gemm::PipelineState<Tile::kEpilogueBuffers> start) {
@@ -319,9 +319,10 @@ GEMM_HOST_DEVICE constexpr gemm::PipelineState<kBiasSlices> bias_slice_of_tile(
   return advanced(start, stored);
 }
 
-// NEW in lesson 15: the epilogue of one work item, for one consumer warpgroup: its rows of the tile, each 64-row block by store_tile, with the tile's bias slice
-// (the epilogue loader's: wait until it has landed, and give it back once this consumer is done
-// with it).
+// NEW in lesson 15: the epilogue of one work item, for one consumer warpgroup, after
+// `stored_before` stored tiles: its rows of the tile, each 64-row block by store_tile, with the
+// tile's bias slice (the epilogue loader's: wait until it has landed, and give it back once this
+// consumer is done with it).
 template <class Tile, class Kind>
 __device__ inline void store_item(SharedStorage<Tile>& shared, const CUtensorMap& d_map,
                                   const float (&accumulator)[Tile::kRowBlocks][Tile::kBlockN / 2],
@@ -346,8 +347,9 @@ __device__ inline void store_item(SharedStorage<Tile>& shared, const CUtensorMap
   }
 }
 
-// NEW in lesson 15: the epilogue loader: C and the bias, one thread. The producer posts it every work item of the block that stores its tile (a whole tile, or the last
-// part of a cut one), in the order the consumers store them. For each:
+// NEW in lesson 15: the epilogue loader: C and the bias, one thread. The producer posts it every
+// work item of the block; for each that stores its tile (a whole tile, or the last part of a cut
+// one), in the order the consumers store them:
 //   - the bias of the tile's columns into the next bias slice;
 //   - the whole tile's C into L2, then subtile after subtile into the consumers' slots, each as
 //     soon as the slot is free. The first slots are free while the tile's main loop runs, so their
@@ -380,7 +382,8 @@ __device__ inline void load_epilogue_inputs(SharedStorage<Tile>& shared, const C
     auto state = first_slot_of_tile<Tile>(
         stored_before, gemm::PipelineState<Tile::kEpilogueBuffers>::producer_start());
     if (!with_c) continue;
-    // (The loops stay loops: unrolled, their addresses would not fit in the producer's registers.)
+    // (Loops kept as loops: one thread issuing a few copies per tile, under the producer
+    // warpgroup's register budget, needs no unrolling.)
 #pragma unroll 1
     for (int row = 0; row < Tile::kBlockM; row += Tile::kSubtileRows)
 #pragma unroll 1
@@ -396,10 +399,10 @@ __device__ inline void load_epilogue_inputs(SharedStorage<Tile>& shared, const C
           // reading it), and announce the subtile's bytes on its full barrier.
           auto& slots = shared.c_slots[consumer];
           slots.producer_acquire(state, kSubtileBytes);
+          const int row = item.row0 + consumer * Tile::kConsumerRows + r * Tile::kWarpgroupM;
           gemm::ptx::tma_load_2d(shared.epilogue[consumer][state.index], &c_map,
                                  slots.full_barrier(state),
-                                 item.col0 + subtile * Tile::kSubtileColumns,
-                                 item.row0 + consumer * Tile::kConsumerRows + r * Tile::kWarpgroupM);
+                                 item.col0 + subtile * Tile::kSubtileColumns, row);
         }
         state.advance();
       }
