@@ -38,11 +38,17 @@ struct TmaPipeline {
   // clusters) then makes it visible to every thread before anyone waits or arrives.
   // `consumer_warps`: the warps that release each stage.
   __device__ void init(int consumer_warps) {
+    init_barriers(consumer_warps);
+    ptx::fence_mbarrier_init();
+  }
+
+  // The barriers alone, for a thread that sets up several pipelines and then fences once (lesson
+  // 15's epilogue loader): fence_mbarrier_init() orders every earlier init of the thread.
+  __device__ void init_barriers(int consumer_warps) {
     for (int stage = 0; stage < Stages; ++stage) {
       ptx::mbarrier_init(&full[stage], 1);
       ptx::mbarrier_init(&empty[stage], consumer_warps);
     }
-    ptx::fence_mbarrier_init();
   }
 
   // Producer: wait until the consumers have released the stage, then announce the bytes about to

@@ -60,11 +60,7 @@ struct WorkQueue {
   // producer's next write to the slot: one lane that reads and releases is plainly ordered.)
   __device__ WorkItem receive(State& state) {
     WorkItem item;
-    if (threadIdx.x % 32 == 0) {
-      ptx::mbarrier_wait(&full[state.index], state.phase);
-      item = items[state.index];
-      ptx::mbarrier_arrive(&empty[state.index]);
-    }
+    if (threadIdx.x % 32 == 0) item = take(state);
     state.advance();
     item.row0 = __shfl_sync(0xffffffffu, item.row0, 0);
     item.col0 = __shfl_sync(0xffffffffu, item.col0, 0);
@@ -77,12 +73,19 @@ struct WorkQueue {
   }
 
   // One thread that alone receives every item (init with consumer_warps = 1): lesson 15's
-  // epilogue loader. The same steps as lane 0 of receive(), without the shuffles.
+  // epilogue loader. What lane 0 does in receive(), without the shuffles.
   __device__ WorkItem receive_alone(State& state) {
+    const WorkItem item = take(state);
+    state.advance();
+    return item;
+  }
+
+  // One thread's part of a receive: wait until the state's slot holds an item (acquire), read it,
+  // and release the slot for the warp.
+  __device__ WorkItem take(const State& state) {
     ptx::mbarrier_wait(&full[state.index], state.phase);
     const WorkItem item = items[state.index];
     ptx::mbarrier_arrive(&empty[state.index]);
-    state.advance();
     return item;
   }
 #endif

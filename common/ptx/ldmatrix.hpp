@@ -14,22 +14,19 @@ namespace gemm::ptx {
 // registers[q] holds row lane / 4, columns 2 * (lane % 4) and 2 * (lane % 4) + 1 of matrix q.
 // The hardware reads the 8 rows of one matrix in one pass ("phase"): if two of those 8 rows lie
 // in the same shared-memory bank, the pass is repeated (a bank conflict).
-__device__ inline void ldmatrix_x4(uint32_t (&registers)[4], const void* shared_row_address) {
-  const uint32_t address = shared_address(shared_row_address);
+__device__ inline void ldmatrix_x4(uint32_t (&registers)[4], uint32_t shared_row_address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(registers[0]), "=r"(registers[1]), "=r"(registers[2]), "=r"(registers[3])
-               : "r"(address)
+               : "r"(shared_row_address)
                // "memory": the instruction reads shared memory, so the compiler must not move it
                // above the stores (or the barrier) that fill the tile.
                : "memory");
 }
 
-// The same load from a 32-bit shared address (lesson 15 reads C from its subtile buffers so).
-__device__ inline void ldmatrix_x4(uint32_t (&registers)[4], uint32_t shared_row_address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(registers[0]), "=r"(registers[1]), "=r"(registers[2]), "=r"(registers[3])
-               : "r"(shared_row_address)
-               : "memory");
+// The same load from a generic pointer into shared memory.
+__device__ inline void ldmatrix_x4(uint32_t (&registers)[4], const void* shared_row_address) {
+  ldmatrix_x4(registers, shared_address(shared_row_address));
 }
+
 
 }  // namespace gemm::ptx

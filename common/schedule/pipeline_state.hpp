@@ -40,6 +40,14 @@ struct PipelineState {
     index = position % Stages;
   }
 
+  // The state `count` stages on from this one, which stays where it is (lesson 15 places its
+  // epilogue's rings from a count of stored tiles this way).
+  GEMM_HOST_DEVICE constexpr PipelineState advanced(int count) const {
+    PipelineState moved = *this;
+    moved.advance(count);
+    return moved;
+  }
+
   // Where consumers start: stage 0, waiting for phase 0 of the FULL barriers, the phase that
   // completes when the producer's first loads have landed.
   GEMM_HOST_DEVICE static constexpr PipelineState consumer_start() { return {0, 0}; }

@@ -170,14 +170,6 @@ __device__ inline uint32_t epilogue_pair(float product0, float product1, uint32_
   return *reinterpret_cast<const uint32_t*>(&converted);
 }
 
-// A ring position `count` slots on from `state`.
-template <int Stages>
-GEMM_HOST_DEVICE constexpr gemm::PipelineState<Stages> advanced(gemm::PipelineState<Stages> state,
-                                                                int count) {
-  state.advance(count);
-  return state;
-}
-
 // NEW in lesson 15: the epilogue of one tile, for one consumer warpgroup: its rows first_row ..
 // first_row + 63 of D, as kSubtiles subtiles of 64 x 64. For each subtile:
 //   1. the subtile's buffer must be free: the storing thread waits until the TMA store that last
@@ -312,11 +304,7 @@ __device__ inline void store_tile(SharedStorage<Tile>& shared, const CUtensorMap
 template <class Tile>
 GEMM_HOST_DEVICE constexpr gemm::PipelineState<Tile::kEpilogueBuffers> first_slot_of_tile(
     int stored, gemm::PipelineState<Tile::kEpilogueBuffers> start) {
-  return advanced(start, stored * Tile::kRowBlocks * Tile::kSubtiles);
-}
-GEMM_HOST_DEVICE constexpr gemm::PipelineState<kBiasSlices> bias_slice_of_tile(
-    int stored, gemm::PipelineState<kBiasSlices> start) {
-  return advanced(start, stored);
+  return start.advanced(stored * Tile::kRowBlocks * Tile::kSubtiles);
 }
 
 // NEW in lesson 15: the epilogue of one work item, for one consumer warpgroup, after
@@ -331,7 +319,7 @@ __device__ inline void store_item(SharedStorage<Tile>& shared, const CUtensorMap
   auto slot = first_slot_of_tile<Tile>(
       stored_before, gemm::PipelineState<Tile::kEpilogueBuffers>::consumer_start());
   const auto bias_state =
-      bias_slice_of_tile(stored_before, gemm::PipelineState<kBiasSlices>::consumer_start());
+      gemm::PipelineState<kBiasSlices>::consumer_start().advanced(stored_before);
   const bool with_bias = reads_bias<Kind>(params);
   if (with_bias) shared.bias_slots.consumer_wait(bias_state);
   const uint32_t bias = with_bias ? gemm::ptx::shared_address(shared.bias[bias_state.index]) : 0;
@@ -373,7 +361,7 @@ __device__ inline void load_epilogue_inputs(SharedStorage<Tile>& shared, const C
     if (with_bias) {
       // Wait until every consumer has stored the tile that last used the slice.
       const auto bias_state =
-          bias_slice_of_tile(stored_before, gemm::PipelineState<kBiasSlices>::producer_start());
+          gemm::PipelineState<kBiasSlices>::producer_start().advanced(stored_before);
       shared.bias_slots.producer_acquire(bias_state, kBiasBytes);
       gemm::ptx::tma_load_2d(shared.bias[bias_state.index], &bias_map,
                              shared.bias_slots.full_barrier(bias_state), item.col0, 0);
@@ -415,11 +403,11 @@ __device__ inline void load_epilogue_inputs(SharedStorage<Tile>& shared, const C
 template <class Tile, class Kind>
 __device__ inline void post_item(SharedStorage<Tile>& shared, int64_t position,
                                  const gemm::hopper::WorkItem& item) {
-  auto state = advanced(gemm::PipelineState<kWorkQueueDepth>::producer_start(), int(position));
+  auto state = gemm::PipelineState<kWorkQueueDepth>::producer_start().advanced(int(position));
   shared.queue.post(state, item);
   if constexpr (Kind::kFused) {  // the plain product has no epilogue loader
     auto loader_state =
-        advanced(gemm::PipelineState<kEpilogueQueueDepth>::producer_start(), int(position));
+        gemm::PipelineState<kEpilogueQueueDepth>::producer_start().advanced(int(position));
     shared.epilogue_queue.post(loader_state, item);
   }
 }
@@ -431,15 +419,8 @@ __device__ inline void post_item(SharedStorage<Tile>& shared, int64_t position,
 template <class Tile>
 __device__ inline void init_epilogue_loader(SharedStorage<Tile>& shared) {
   shared.epilogue_queue.init(/*consumer_warps=*/1);
-  for (auto& slots : shared.c_slots)
-    for (int slot = 0; slot < Tile::kEpilogueBuffers; ++slot) {
-      gemm::ptx::mbarrier_init(&slots.full[slot], 1);
-      gemm::ptx::mbarrier_init(&slots.empty[slot], 1);
-    }
-  for (int slice = 0; slice < kBiasSlices; ++slice) {
-    gemm::ptx::mbarrier_init(&shared.bias_slots.full[slice], 1);
-    gemm::ptx::mbarrier_init(&shared.bias_slots.empty[slice], Tile::kConsumers);
-  }
+  for (auto& slots : shared.c_slots) slots.init_barriers(/*consumer_warps=*/1);
+  shared.bias_slots.init_barriers(/*consumer_warps=*/Tile::kConsumers);
 }
 
 // NEW in lesson 15: the end of the epilogue: the storing thread waits until its last TMA stores

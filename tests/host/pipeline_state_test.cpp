@@ -100,3 +100,18 @@ TEST(PipelineState, AdvancingByCountEqualsAdvancingOneByOne) {
       EXPECT_EQ(jumped.phase, stepped.phase) << "start " << start << ", count " << count;
     }
 }
+
+TEST(PipelineState, AdvancedIsACopyMovedOnAndLeavesTheOriginal) {
+  for (int count = 0; count < 11; ++count) {
+    const PipelineState<2> start = PipelineState<2>::producer_start();
+    PipelineState<2> moved = start;
+    moved.advance(count);
+    const PipelineState<2> copy = start.advanced(count);
+    EXPECT_EQ(copy.index, moved.index) << "count " << count;
+    EXPECT_EQ(copy.phase, moved.phase) << "count " << count;
+    EXPECT_EQ(start.index, 0);
+    EXPECT_EQ(start.phase, 1u);
+  }
+  static_assert(PipelineState<4>::consumer_start().advanced(6).index == 2);
+  static_assert(PipelineState<4>::consumer_start().advanced(6).phase == 1u);
+}
