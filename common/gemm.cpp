@@ -28,6 +28,15 @@ std::optional<std::string> shape_contract_violation(const GemmProblem& problem) 
   return std::nullopt;
 }
 
+std::optional<std::string> block_scaled_contract_violation(const GemmProblem& problem) {
+  if (auto violation = shape_contract_violation(problem)) return violation;
+  if (problem.k % 16 != 0)
+    return "K = " + std::to_string(problem.k) +
+           " is not a multiple of 16: lesson 18's shape contract needs K % 16 == 0 (rows of e4m3 "
+           "of 16 bytes)";
+  return std::nullopt;
+}
+
 const char* activation_name(Activation activation) {
   switch (activation) {
     case Activation::none: return "none";

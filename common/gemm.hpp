@@ -5,12 +5,14 @@
 #include <string>
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 
 #include "common/host_device.hpp"
 
 namespace gemm {
 
 using bf16 = __nv_bfloat16;
+using e4m3 = __nv_fp8_e4m3;  // lesson 18's operands: 1 sign, 4 exponent, 3 mantissa bits; at most 448
 
 // The one problem every lesson solves:
 //
@@ -57,6 +59,34 @@ struct Epilogue {
   }
 };
 
+// Lesson 18's operands, which it reads instead of A and B: the same matrices in e4m3, each block
+// of them divided by a scale of its own so that its largest value becomes 448, e4m3's largest:
+//   A (M x K):  one fp32 scale per row and 128 values of K (a "1 x 128" block);
+//   B (N x K):  one per 128 rows and 128 values of K (a "128 x 128" block).
+// The value an operand stands for is its e4m3 value times its block's scale. The last blocks of a
+// ragged K, M or N are partial: they have scales all the same.
+//   a_scales: ceil(K / 128) rows of scale_rows(M) floats, M contiguous: the scale of A's row m in
+//             K block kb is a_scales[kb * scale_rows(M) + m] (rows past M hold zeros);
+//   b_scales: ceil(N / 128) rows of b_scale_stride(K) floats, K contiguous: the scale of B's
+//             block (nb, kb) is b_scales[nb * b_scale_stride(K) + kb] (padding holds zeros).
+// Both are the layouts cuBLASLt reads for its VEC128_32F and BLK128x128_32F scales (with our B as
+// its first operand), so the course and cuBLASLt multiply the very same bytes.
+struct BlockScaledOperands {
+  static constexpr int kBlock = 128;  // the side of a scale block, along K (and along N for B)
+  // A's scales for one K block are a row of M floats padded to whole 16 bytes, as TMA needs.
+  static GEMM_HOST_DEVICE constexpr int64_t scale_rows(int64_t m) { return (m + 3) / 4 * 4; }
+  static GEMM_HOST_DEVICE constexpr int64_t k_blocks(int64_t k) { return (k + kBlock - 1) / kBlock; }
+  // B's scales for one block row of N are padded to whole 16 bytes too.
+  static GEMM_HOST_DEVICE constexpr int64_t b_scale_stride(int64_t k) {
+    return (k_blocks(k) + 3) / 4 * 4;
+  }
+
+  const e4m3* a = nullptr;         // M x K, row-major
+  const e4m3* b = nullptr;         // N x K, row-major
+  const float* a_scales = nullptr;
+  const float* b_scales = nullptr;
+};
+
 // What a lesson's launch() receives. Pointers are device pointers.
 struct GemmArgs {
   GemmProblem problem;
@@ -65,6 +95,7 @@ struct GemmArgs {
   bf16* d = nullptr;          // M x N, row-major (N contiguous)
   void* workspace = nullptr;  // Lesson::workspace_bytes(problem) bytes, or nullptr if none
   Epilogue epilogue;          // plain unless the lesson has a fused epilogue (lesson 15)
+  BlockScaledOperands fp8;    // lesson 18's operands (Lesson::operands); unset for the others
 };
 
 // The largest M, N or K the contract allows: 2^30. Every kernel computes rows, columns, tile
@@ -77,6 +108,11 @@ inline constexpr int64_t kMaxDimension = int64_t(1) << 30;
 // N and K multiples of 8 make every row of A, B and D a whole number of 16-byte chunks, which
 // vector loads, cp.async and TMA need. Returns the first rule the shape breaks, as one line.
 std::optional<std::string> shape_contract_violation(const GemmProblem& problem);
+
+// Lesson 18's contract: the course's, and K % 16 == 0, so that a row of e4m3 (K bytes) is a whole
+// number of 16-byte chunks, as TMA needs. K need not be a multiple of the 128-wide scale blocks:
+// the last block of a ragged K is partial, and TMA fills the rest of its slice with zeros.
+std::optional<std::string> block_scaled_contract_violation(const GemmProblem& problem);
 
 template <class T>
 GEMM_HOST_DEVICE constexpr T ceil_div(T a, T b) {

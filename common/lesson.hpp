@@ -17,6 +17,13 @@ enum class MinArch {
   sm90a,  // wgmma, TMA, setmaxnreg: Hopper's arch-specific target, compute capability 9.0 only
 };
 
+// What a lesson multiplies: the course's bf16 A and B, or lesson 18's e4m3 A and B with their
+// block scales (GemmArgs::fp8), made by the harness from the same bf16 matrices.
+enum class Operands {
+  bf16,
+  e4m3_block_scaled,
+};
+
 // One compiled configuration of a lesson that has several (lesson 16): a name, and the launch and
 // workspace of that configuration alone.
 struct Configuration {
@@ -30,7 +37,7 @@ struct Configuration {
 // Each lesson defines one of these next to its kernel (lessonNN::kLesson) and lists it in the
 // registry (lessons/registry.cu).
 struct Lesson {
-  int id;             // 1..17
+  int id;             // 1..18
   int parent;         // the lesson whose kernel this one starts from (`make diff`); 0 for lesson 01
   const char* slug;   // folder name without the number, e.g. "smem_tiling"
   const char* title;  // one line: what the lesson adds
@@ -60,6 +67,9 @@ struct Lesson {
   // The lesson's kernel is launched as a dependent of the kernel ahead of it in the stream, and
   // waits for it on the device (lesson 17): the check makes its inputs arrive late (runner.hpp).
   bool waits_for_prerequisite = false;
+  // NEW in lesson 18: the operands the lesson reads; it has a shape contract of its own
+  // (block_scaled_contract_violation) and is checked and timed against references of its kind.
+  Operands operands = Operands::bf16;
 };
 
 // The lesson entry that runs configuration `index` of `lesson` alone (`--config NAME`).

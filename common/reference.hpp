@@ -28,6 +28,10 @@ class CublasGemm {
   // bf16 output, exactly the lessons' contract: the baseline every lesson is timed against.
   void run_bf16_output(const GemmProblem& problem, const bf16* a, const bf16* b, bf16* d,
                        cudaStream_t stream);
+  // fp32 inputs (M x K and N x K, row-major) and output, computed in fp32 throughout: lesson 18's
+  // reference, from the values its e4m3 operands and scales stand for.
+  void run_fp32_inputs(const GemmProblem& problem, const float* a, const float* b, float* d,
+                       cudaStream_t stream);
 
  private:
   void run(const GemmProblem& problem, const bf16* a, const bf16* b, void* d,

@@ -135,10 +135,11 @@ LessonRunner::~LessonRunner() {
 }
 
 void LessonRunner::set_problem(const GemmProblem& problem, uint64_t seed,
-                               const EpilogueOptions& epilogue) {
+                               const EpilogueOptions& epilogue, Operands operands) {
   problem_ = problem;
   seed_ = seed;
   epilogue_options_ = epilogue;
+  operands_ = operands;
   a_.resize(size_t(problem.m * problem.k));
   b_.resize(size_t(problem.n * problem.k));
   // The guard zone: up to 256 rows past the end of D, where a kernel that forgets to predicate
@@ -155,6 +156,15 @@ void LessonRunner::set_problem(const GemmProblem& problem, uint64_t seed,
   // cuBLASLt (and its workspace) only for the epilogue's check and timing.
   if (!this->epilogue().is_plain() && !epilogue_reference_)
     epilogue_reference_ = std::make_unique<EpilogueReference>();
+  // Lesson 18: blocks of A (1 x 128) and B (128 x 128) far apart in magnitude, then quantized.
+  if (operands == Operands::e4m3_block_scaled) {
+    spread_block_magnitudes(a_.get(), problem.m, problem.k, 1, 4 * seed, stream_);
+    spread_block_magnitudes(b_.get(), problem.n, problem.k, BlockScaledOperands::kBlock,
+                            4 * seed + 1, stream_);
+    if (!fp8_inputs_) fp8_inputs_ = std::make_unique<BlockScaledInputs>();
+    if (!fp8_reference_) fp8_reference_ = std::make_unique<Fp8Reference>();
+    fp8_inputs_->quantize(problem, a_.get(), b_.get(), stream_);
+  }
 }
 
 Epilogue LessonRunner::epilogue() const {
@@ -174,6 +184,12 @@ GemmArgs LessonRunner::args(const Lesson& lesson, Workspace& workspace) {
   args.b = b_.get();
   args.d = d_.get();
   args.epilogue = epilogue();
+  if (lesson.operands == Operands::e4m3_block_scaled) {
+    if (operands_ != Operands::e4m3_block_scaled)
+      throw std::logic_error(lesson_name(lesson) + " reads e4m3 operands: set_problem must make "
+                             "them (Operands::e4m3_block_scaled)");
+    args.fp8 = fp8_inputs_->operands();
+  }
   if (lesson.workspace_bytes) {
     const size_t bytes = lesson.workspace_bytes(problem_);
     if (bytes != workspace.memory.bytes()) {
@@ -225,7 +241,7 @@ CheckResult LessonRunner::check(const Lesson& lesson) {
     launch(lesson);
     synchronize_or_timeout(stream_, launch_timeout_seconds());
   }
-  CheckResult result = verify_current_output();
+  CheckResult result = verify_current_output(lesson.operands);
   result.early_writes = early_writes;
   if (plan.flags_checked) result.flag_bytes_left_set = flag_bytes_left_set(lesson);
   return result;
@@ -297,8 +313,9 @@ EarlyWrites LessonRunner::launch_with_late_inputs(const Lesson& lesson) {
   return early;
 }
 
-CheckResult LessonRunner::verify_current_output() {
+CheckResult LessonRunner::verify_current_output(Operands operands) {
   reference_.resize(size_t(d_elements()));
+  if (operands == Operands::e4m3_block_scaled) return verify_block_scaled_output();
   const Epilogue fused = epilogue();
   if (fused.is_plain())
     cublas_.run_fp32_output(problem_, a_.get(), b_.get(), reference_.get(), stream_);
@@ -323,6 +340,48 @@ CheckResult LessonRunner::verify_current_output() {
   return result;
 }
 
+CheckResult LessonRunner::verify_block_scaled_output() {
+  // The values the operands stand for, in fp32; their product; the product of their magnitudes
+  // (sum over K of |a| |b|), which the allowance for the tensor cores' fp8 sums scales with.
+  DeviceBuffer<float> a(a_.size()), b(b_.size()), magnitude(static_cast<size_t>(d_elements()));
+  dequantize(problem_, fp8_inputs_->operands(), a.get(), b.get(), stream_);
+  cublas_.run_fp32_inputs(problem_, a.get(), b.get(), reference_.get(), stream_);
+  const bool on_cpu =
+      double(problem_.m) * double(problem_.n) * double(problem_.k) <= kCpuReferenceMaxMacs;
+  std::vector<float> host_a, host_b;
+  if (on_cpu) {
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    host_a.resize(a.size());
+    host_b.resize(b.size());
+    CUDA_CHECK(cudaMemcpy(host_a.data(), a.get(), a.bytes(), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(host_b.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost));
+  }
+  absolute_values(a.get(), int64_t(a.size()), stream_);
+  absolute_values(b.get(), int64_t(b.size()), stream_);
+  cublas_.run_fp32_inputs(problem_, a.get(), b.get(), magnitude.get(), stream_);
+  const double per_unit = fp8_allowance_per_unit(problem_.k);
+  CheckResult result;
+  result.against_cublas = verify_on_device(d_.get(), reference_.get(), d_elements(),
+                                           d_.get() + d_elements(), guard_elements(), stream_,
+                                           ExtraAllowance{magnitude.get(), per_unit});
+  const std::vector<bf16> d = download_d();
+  result.output_hash = fnv1a(d.data(), d.size() * sizeof(bf16));
+  if (on_cpu) {
+    const std::vector<double> expected = cpu_gemm_fp64(host_a, host_b, problem_);
+    for (float& value : host_a) value = std::fabs(value);
+    for (float& value : host_b) value = std::fabs(value);
+    result.against_cpu =
+        verify_on_host(d, expected, cpu_gemm_fp64(host_a, host_b, problem_), per_unit);
+  }
+  return result;
+}
+
+double LessonRunner::relative_rms_error_against_bf16_product() {
+  reference_.resize(size_t(d_elements()));
+  cublas_.run_fp32_output(problem_, a_.get(), b_.get(), reference_.get(), stream_);
+  return relative_rms_error(d_.get(), reference_.get(), d_elements(), stream_);
+}
+
 std::vector<bf16> LessonRunner::download_d() const {
   std::vector<bf16> d(static_cast<size_t>(d_elements()));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -337,7 +396,17 @@ void LessonRunner::fill_workspace(const Lesson& lesson, unsigned char byte) {
   workspace_.zeroed = false;
 }
 
+namespace {
+// Lesson 18's reference: cuBLASLt's block-scaled fp8 where it takes the shape, else its
+// per-tensor fp8.
+Fp8Scaling reference_scaling(const GemmProblem& problem) {
+  return Fp8Reference::block_scaling_takes(problem) ? Fp8Scaling::block : Fp8Scaling::per_tensor;
+}
+}  // namespace
+
 std::string LessonRunner::reference_name() const {
+  if (operands_ == Operands::e4m3_block_scaled)
+    return Fp8Reference::describe(reference_scaling(problem_));
   const Epilogue fused = epilogue();
   return fused.is_plain() ? "cuBLAS" : epilogue_reference_->describe(fused);
 }
@@ -358,8 +427,38 @@ RunReport LessonRunner::check_and_time(const Lesson& lesson, const TimingOptions
   return report;
 }
 
+PairedTiming LessonRunner::time_against_fp8(const Lesson& lesson, Fp8Scaling scaling,
+                                            const TimingOptions& options) {
+  const GemmArgs lesson_args = args(lesson, workspace_);
+  return timer_.time([&](cudaStream_t stream) { lesson.launch(lesson_args, stream); },
+                     [&](cudaStream_t stream) {
+                       fp8_reference_->run(problem_, scaling, *fp8_inputs_, d_.get(), stream);
+                     },
+                     options, stream_,
+                     [&](cudaStream_t stream) { prepare_workspace(lesson, workspace_, stream); });
+}
+
+PairedTiming LessonRunner::time_quantization(const Lesson& lesson, const TimingOptions& options) {
+  const GemmArgs lesson_args = args(lesson, workspace_);
+  const BlockScaledOperands operands = fp8_inputs_->operands();
+  // Into the operands' own buffers: the same values again.
+  auto* a = const_cast<e4m3*>(operands.a);
+  auto* b = const_cast<e4m3*>(operands.b);
+  auto* a_scales = const_cast<float*>(operands.a_scales);
+  auto* b_scales = const_cast<float*>(operands.b_scales);
+  return timer_.time([&](cudaStream_t stream) { lesson.launch(lesson_args, stream); },
+                     [&](cudaStream_t stream) {
+                       quantize_1x128(a_.get(), problem_.m, problem_.k, a, a_scales, stream);
+                       quantize_128x128(b_.get(), problem_.n, problem_.k, b, b_scales, stream);
+                     },
+                     options, stream_,
+                     [&](cudaStream_t stream) { prepare_workspace(lesson, workspace_, stream); });
+}
+
 PairedTiming LessonRunner::time_against_reference(const Lesson& lesson,
                                                   const TimingOptions& options) {
+  if (lesson.operands == Operands::e4m3_block_scaled)
+    return time_against_fp8(lesson, reference_scaling(problem_), options);
   const GemmArgs lesson_args = args(lesson, workspace_);
   const Epilogue fused = epilogue();
   const auto reference = [&](cudaStream_t stream) {
@@ -396,8 +495,11 @@ std::string format_table(const RunReport& report) {
   out << name << "  " << report.lesson->slug << ": " << report.lesson->title << "\n";
   out << "GPU       " << report.device.name << " (compute capability " << report.device.major << "."
       << report.device.minor << ", " << report.device.sm_count << " SMs)\n";
+  const bool fp8 = report.lesson->operands == Operands::e4m3_block_scaled;
   out << "problem   M=" << report.problem.m << " N=" << report.problem.n << " K=" << report.problem.k
-      << "  (bf16 in, fp32 accumulate, bf16 out; seed " << report.seed << ")\n";
+      << (fp8 ? "  (e4m3 in with 1x128 / 128x128 fp32 scales, fp32 accumulate, bf16 out; seed "
+              : "  (bf16 in, fp32 accumulate, bf16 out; seed ")
+      << report.seed << ")\n";
   if (report.epilogue.given) out << "epilogue  " << describe_epilogue(report.epilogue) << "\n";
   if (!report.configuration.empty())
     out << "config    " << report.configuration
@@ -406,8 +508,9 @@ std::string format_table(const RunReport& report) {
   if (report.check) {
     const CheckResult& check = *report.check;
     out << "check     " << (check.against_cublas.passed() ? "PASS" : "FAIL") << " vs "
-        << (report.epilogue.given ? report.reference_name : std::string("cuBLAS")) << " fp32: "
-        << check.against_cublas.summary(report.problem.n) << "\n";
+        << (fp8 ? std::string("cuBLAS fp32 of the dequantized operands")
+                : report.epilogue.given ? report.reference_name + " fp32" : std::string("cuBLAS fp32"))
+        << ": " << check.against_cublas.summary(report.problem.n) << "\n";
     if (check.against_cpu)
       out << "          " << (check.against_cpu->passed() ? "PASS" : "FAIL")
           << " vs fp64 on the CPU: " << check.against_cpu->summary(report.problem.n) << "\n";
@@ -441,6 +544,16 @@ std::string format_table(const RunReport& report) {
         << report.reference_name << " (median of the per-pair ratios; pairs ranged "
         << percent(timing.ratio_min) << " to " << percent(timing.ratio_max) << ")\n";
     out << "clock     " << timing.clock.summary() << "\n";
+  }
+  for (const RunReport::Comparison& comparison : report.comparisons) {
+    const PairedTiming& paired = comparison.timing;
+    char line[320];
+    std::snprintf(line, sizeof(line),
+                  "also      %s: %.4f ms (%.1f TFLOP/s); %s %.4f ms: %s of it (%d pairs)\n",
+                  comparison.name.c_str(), paired.reference.median_ms,
+                  report.problem.flops() / (paired.reference.median_ms * 1e9), name.c_str(),
+                  paired.lesson.median_ms, percent(paired.ratio).c_str(), paired.pairs);
+    out << line;
   }
   return out.str();
 }
@@ -545,6 +658,17 @@ std::string format_json(const RunReport& report) {
           << ", \"throttle\": \"" << throttle_reason_names(clock.throttle_reasons) << "\"";
     out << "}";
   }
+  if (!report.comparisons.empty()) {
+    out << ", \"comparisons\": [";
+    for (size_t i = 0; i < report.comparisons.size(); ++i) {
+      const PairedTiming& paired = report.comparisons[i].timing;
+      out << (i ? ", " : "") << "{\"name\": \"" << json_escape(report.comparisons[i].name)
+          << "\", \"pairs\": " << paired.pairs << ", \"lesson_ms\": " << stats(paired.lesson)
+          << ", \"other_ms\": " << stats(paired.reference)
+          << ", \"ratio\": " << format_number("%.6g", paired.ratio) << "}";
+    }
+    out << "]";
+  }
   out << "}";
   return out.str();
 }
@@ -572,7 +696,9 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
     std::printf("%s", usage_text(program).c_str());
     return kExitPass;
   }
-  if (const auto violation = shape_contract_violation(options.problem))
+  const bool fp8 = lesson.operands == Operands::e4m3_block_scaled;
+  if (const auto violation = fp8 ? block_scaled_contract_violation(options.problem)
+                                 : shape_contract_violation(options.problem))
     return fail(kExitBadUsage, *violation);
   if (const auto refusal = epilogue_refusal(lesson, options.epilogue))
     return fail(kExitBadUsage, *refusal);
@@ -596,7 +722,7 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
     if (baseline)
       if (const auto reason = unsupported_reason(*baseline, runner.device()))
         return fail(kExitUnsupportedGpu, *reason);
-    runner.set_problem(options.problem, options.seed, options.epilogue);
+    runner.set_problem(options.problem, options.seed, options.epilogue, lesson.operands);
 
     if (options.profile) {
       // Exactly two launches of the lesson's kernel (a warm-up and the one to profile), no cuBLAS
@@ -630,6 +756,15 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
       } else {
         report.reference_name = runner.reference_name();
         report.timing = runner.time_against_reference(chosen, timing);
+        // NEW in lesson 18: cuBLASLt's per-tensor fp8 too, and the quantization of A and B.
+        if (fp8) {
+          if (reference_scaling(options.problem) == Fp8Scaling::block)
+            report.comparisons.push_back(
+                {Fp8Reference::describe(Fp8Scaling::per_tensor),
+                 runner.time_against_fp8(chosen, Fp8Scaling::per_tensor, timing)});
+          report.comparisons.push_back({"quantizing A (1x128) and B (128x128) from bf16",
+                                        runner.time_quantization(chosen, timing)});
+        }
       }
     }
 

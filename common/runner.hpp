@@ -10,6 +10,8 @@
 
 #include "common/cli.hpp"
 #include "common/device_buffer.hpp"
+#include "common/fp8_block_scaling.hpp"
+#include "common/fp8_reference.hpp"
 #include "common/gemm.hpp"
 #include "common/lesson.hpp"
 #include "common/reference.hpp"
@@ -103,6 +105,13 @@ struct RunReport {
   std::string reference_name = "cuBLAS";
   std::string configuration;  // the configuration that ran (lesson 16), or empty
   PairedTiming timing;  // timing.timed() is false when the check failed
+  // More pairings of the lesson, reported after the main one (lesson 18: cuBLASLt's per-tensor
+  // fp8, and the quantization of A and B): what the lesson was paired with, and the timing.
+  struct Comparison {
+    std::string name;
+    PairedTiming timing;
+  };
+  std::vector<Comparison> comparisons;
 
   double lesson_tflops() const { return problem.flops() / (timing.lesson.median_ms * 1e9); }
   double reference_tflops() const { return problem.flops() / (timing.reference.median_ms * 1e9); }
@@ -123,9 +132,13 @@ class LessonRunner {
   const DeviceInfo& device() const { return device_; }
 
   // Allocates A, B and D for the problem and fills A and B with fresh random values. An
-  // epilogue that reads C (beta != 0) or a bias gets those too, also random.
+  // epilogue that reads C (beta != 0) or a bias gets those too, also random. With
+  // Operands::e4m3_block_scaled (lesson 18), A's and B's blocks are then spread over many orders
+  // of magnitude (spread_block_magnitudes) and quantized to block-scaled e4m3; bf16 lessons run on
+  // the same, spread, A and B.
   void set_problem(const GemmProblem& problem, uint64_t seed,
-                   const EpilogueOptions& epilogue = EpilogueOptions{});
+                   const EpilogueOptions& epilogue = EpilogueOptions{},
+                   Operands operands = Operands::bf16);
   const GemmProblem& problem() const { return problem_; }
 
   // One launch of the lesson into D (workspace allocated, and zeroed where the lesson needs it).
@@ -156,9 +169,21 @@ class LessonRunner {
   const bf16* a() const { return a_.get(); }
   const bf16* b() const { return b_.get(); }
   int64_t d_elements() const { return problem_.m * problem_.n; }
+  // Lesson 18's operands of the current problem (set_problem with Operands::e4m3_block_scaled).
+  BlockScaledOperands block_scaled_operands() const { return fp8_inputs_->operands(); }
   int64_t guard_elements() const { return int64_t(d_.size()) - d_elements(); }
-  // Compares the current contents of D (no launch) the way check() does.
-  CheckResult verify_current_output();
+  // Compares the current contents of D (no launch) the way check() does, for a lesson with these
+  // operands. Lesson 18's reference is the product of the values its operands stand for (e4m3
+  // times scale), in fp32, with the allowance of kFp8SliceAllowance for the tensor cores' sums.
+  CheckResult verify_current_output(Operands operands = Operands::bf16);
+  // The paired protocol against cuBLASLt's fp8 with the given scaling (lesson 18), and the
+  // quantization of A and B (the reference side: quantize_1x128 and quantize_128x128).
+  PairedTiming time_against_fp8(const Lesson& lesson, Fp8Scaling scaling,
+                               const TimingOptions& options);
+  PairedTiming time_quantization(const Lesson& lesson, const TimingOptions& options);
+  // sqrt(sum (d - ref)^2 / sum ref^2) of the current D against the fp32 product of the bf16 A and
+  // B: what a lesson's output loses against the exact product of its bf16 inputs.
+  double relative_rms_error_against_bf16_product();
   // Copies D to the host.
   std::vector<bf16> download_d() const;
   // Fills the lesson's workspace with `byte` (tests: a launch must not depend on what a previous
@@ -176,6 +201,8 @@ class LessonRunner {
     bool zeroed = false;
   };
   GemmArgs args(const Lesson& lesson, Workspace& workspace);
+  // verify_current_output for lesson 18's operands.
+  CheckResult verify_block_scaled_output();
   // check()'s first launch (CheckPlan::other_inputs_first): the lesson on other random A and B,
   // into D and the lesson's workspace as they are. Waits for it.
   void launch_on_other_inputs(const Lesson& lesson);
@@ -194,6 +221,9 @@ class LessonRunner {
   cudaStream_t stream_ = nullptr;
   CublasGemm cublas_;
   std::unique_ptr<EpilogueReference> epilogue_reference_;  // created for the first epilogue
+  Operands operands_ = Operands::bf16;
+  std::unique_ptr<BlockScaledInputs> fp8_inputs_;      // with Operands::e4m3_block_scaled
+  std::unique_ptr<Fp8Reference> fp8_reference_;
   PairedTimer timer_;
   GemmProblem problem_{0, 0, 0};
   uint64_t seed_ = 0;

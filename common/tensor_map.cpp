@@ -10,7 +10,6 @@
 namespace gemm {
 namespace {
 
-constexpr int64_t kBf16Bytes = 2;
 constexpr int64_t kMaxGlobalDim = 4294967295;  // 2^32 - 1
 constexpr int kMaxBoxDim = 256;
 
@@ -32,6 +31,19 @@ const char* swizzle_name(CUtensorMapSwizzle swizzle) {
     case CU_TENSOR_MAP_SWIZZLE_64B: return "64B";
     case CU_TENSOR_MAP_SWIZZLE_128B: return "128B";
     default: return "128B (atom variant)";
+  }
+}
+
+struct ElementFacts {
+  const char* name;
+  int64_t bytes;
+  CUtensorMapDataType data_type;
+};
+ElementFacts facts_of(MapElement element) {
+  switch (element) {
+    case MapElement::e4m3: return {"e4m3", 1, CU_TENSOR_MAP_DATA_TYPE_UINT8};
+    case MapElement::fp32: return {"fp32", 4, CU_TENSOR_MAP_DATA_TYPE_FLOAT32};
+    default: return {"bf16", 2, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16};
   }
 }
 
@@ -62,6 +74,12 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled_function() {
 
 TensorMapArgs kmajor_tile_map_args(int64_t rows, int64_t k, int box_rows, int box_k,
                                    CUtensorMapSwizzle swizzle) {
+  return kmajor_tile_map_args(MapElement::bf16, rows, k, box_rows, box_k, swizzle);
+}
+
+TensorMapArgs kmajor_tile_map_args(MapElement element, int64_t rows, int64_t k, int box_rows,
+                                   int box_k, CUtensorMapSwizzle swizzle) {
+  const ElementFacts facts = facts_of(element);
   const struct {
     const char* name;
     int64_t value;
@@ -73,10 +91,12 @@ TensorMapArgs kmajor_tile_map_args(int64_t rows, int64_t k, int box_rows, int bo
       reject(std::string(dim.name) + " = " + value + " is larger than TMA's 2^32 - 1 elements");
   }
   // The stride is at most (2^32 - 1) * 2 bytes, far below the driver's 2^40 limit.
-  const int64_t row_bytes = k * kBf16Bytes;
+  const int64_t row_bytes = k * facts.bytes;
+  const std::string per_16_bytes = std::to_string(16 / facts.bytes);
   if (row_bytes % 16 != 0)
-    reject("a row of K = " + std::to_string(k) + " bf16 is " + std::to_string(row_bytes) +
-           " bytes, not a multiple of 16 bytes as TMA needs (K % 8 == 0)");
+    reject("a row of K = " + std::to_string(k) + " " + facts.name + " is " +
+           std::to_string(row_bytes) + " bytes, not a multiple of 16 bytes as TMA needs (K % " +
+           per_16_bytes + " == 0)");
 
   const struct {
     const char* name;
@@ -86,18 +106,19 @@ TensorMapArgs kmajor_tile_map_args(int64_t rows, int64_t k, int box_rows, int bo
     if (dim.value < 1 || dim.value > kMaxBoxDim)
       reject(std::string(dim.name) + " = " + std::to_string(dim.value) +
              " is outside TMA's box size range 1..256");
-  const int box_k_bytes = box_k * int(kBf16Bytes);
+  const int box_k_bytes = box_k * int(facts.bytes);
   if (box_k_bytes % 16 != 0)
     reject("box K = " + std::to_string(box_k) + " is " + std::to_string(box_k_bytes) +
-           " bytes, not a multiple of 16 bytes as TMA needs (box K % 8 == 0)");
+           " bytes, not a multiple of 16 bytes as TMA needs (box K % " + per_16_bytes + " == 0)");
   const int span = swizzle_span_bytes(swizzle);
   if (span != 0 && box_k_bytes > span)
     reject("box K = " + std::to_string(box_k) + " is " + std::to_string(box_k_bytes) +
            " bytes, wider than the " + std::to_string(span) + "-byte span of the " +
-           swizzle_name(swizzle) + " swizzle (at most " + std::to_string(span / kBf16Bytes) +
-           " bf16)");
+           swizzle_name(swizzle) + " swizzle (at most " + std::to_string(span / facts.bytes) +
+           " " + facts.name + ")");
 
   TensorMapArgs args;
+  args.data_type = facts.data_type;
   args.global_dims = {cuuint64_t(k), cuuint64_t(rows)};
   args.global_strides = {cuuint64_t(row_bytes)};
   args.box_dims = {cuuint32_t(box_k), cuuint32_t(box_rows)};

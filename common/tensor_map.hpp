@@ -40,6 +40,16 @@ struct TensorMapArgs {
 TensorMapArgs kmajor_tile_map_args(int64_t rows, int64_t k, int box_rows, int box_k,
                                    CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B);
 
+// The elements a tensor map may hold besides bf16: lesson 18's e4m3 operands (1 byte) and fp32
+// scales (4 bytes).
+enum class MapElement { bf16, e4m3, fp32 };
+
+// The same for a matrix of `element`s: the rules scale with the element's bytes (a row of e4m3
+// needs K % 16 == 0, and 128 of them fill the 128-byte swizzle's span).
+TensorMapArgs kmajor_tile_map_args(MapElement element, int64_t rows, int64_t k, int box_rows,
+                                   int box_k,
+                                   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B);
+
 // One line describing the arguments, for error messages:
 // "globalDim = {264, 333}, globalStrides = {528} bytes, boxDim = {64, 128}, swizzle = 128B".
 std::string to_string(const TensorMapArgs& args);

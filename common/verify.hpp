@@ -81,13 +81,31 @@ struct ExtraAllowance {
   double per_unit = 0;
 };
 
+// Lesson 18's allowance per unit of sum |a| |b| over K (the magnitudes of the dequantized
+// operands' products), on top of the rule. The tensor cores sum fp8 products with 13 bits below
+// the leading bit of the largest addend, cutting the rest (the README measures it): one wgmma of
+// K = 32 adds 32 products to its accumulator, an error below 33 units of 2^-13 of the largest
+// addend for the alignment and one for the result, so at most 34 * 2^-13 of the slice's sum of
+// magnitudes; 4 wgmmas per 128-deep slice make 136 * 2^-13. The promotion into fp32 and the fp32
+// reference add at most (K / 128 + K) * 2^-24, which kFp8SliceAllowance leaves to the caller.
+inline constexpr double kFp8SliceAllowance = 136.0 / 8192.0;
+GEMM_HOST_DEVICE inline double fp8_allowance_per_unit(int64_t k) {
+  return kFp8SliceAllowance + double(k / 128 + 1 + k) * (1.0 / 16777216.0);
+}
+
+// sqrt(sum (d - ref)^2 / sum ref^2) over `count` elements, on the GPU.
+double relative_rms_error(const bf16* d, const float* reference, int64_t count,
+                          cudaStream_t stream);
+
 // Compares D (bf16, `count` elements) with the fp32 reference on the GPU. `guard` points at
 // `guard_count` poisoned elements right after D (may be 0): any of them written is reported.
 VerifyReport verify_on_device(const bf16* d, const float* reference, int64_t count,
                               const bf16* guard, int64_t guard_count, cudaStream_t stream,
                               const ExtraAllowance& extra = {});
 
-// The same rule on the CPU against an fp64 reference, for small shapes.
-VerifyReport verify_on_host(const std::vector<bf16>& d, const std::vector<double>& reference);
+// The same rule on the CPU against an fp64 reference, for small shapes (with lesson 18's
+// allowance when `magnitude` is not empty: per_unit * magnitude[i] more for element i).
+VerifyReport verify_on_host(const std::vector<bf16>& d, const std::vector<double>& reference,
+                            const std::vector<double>& magnitude = {}, double per_unit = 0);
 
 }  // namespace gemm

@@ -17,6 +17,7 @@
 #include "lessons/15_tma_store_epilogue/kernel.cuh"
 #include "lessons/16_shape_heuristics/kernel.cuh"
 #include "lessons/17_dependent_launch/kernel.cuh"
+#include "lessons/18_fp8_block_scaled/kernel.cuh"
 
 namespace gemm {
 
@@ -39,6 +40,7 @@ const std::vector<Lesson>& all_lessons() {
       lesson15::kLesson,
       lesson16::kLesson,
       lesson17::kLesson,
+      lesson18::kLesson,
   };
   return lessons;
 }

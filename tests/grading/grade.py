@@ -579,7 +579,7 @@ class Grader:
         return name, "robustness", same, text if same else "different outputs: " + text, seconds
 
     def sanitizer_test(self, tool):
-        m, n, k = shapes.SANITIZER_SHAPE
+        m, n, k = shapes.sanitizer_shape(self.lesson.k_multiple)
         name = f"compute-sanitizer {tool} at {m} x {n} x {k}"
         sanitizer = self.tool("compute-sanitizer")
         if sanitizer is None:
@@ -682,8 +682,9 @@ class Grader:
 
     def gpu(self):
         """Everything that needs the GPU (step 5)."""
-        public = shapes.public_shapes(ROOT)
-        hidden = shapes.hidden_shapes(self.secret, self.lesson_id, public) if self.secret else []
+        public = shapes.public_shapes(ROOT, self.lesson.k_multiple)
+        hidden = (shapes.hidden_shapes(self.secret, self.lesson_id, public, self.lesson.k_multiple)
+                  if self.secret else [])
         if self.quick:
             public = [shape for shape in public if shape.name in shapes.QUICK_PUBLIC]
             hidden = shapes.quick_hidden(hidden)
@@ -693,7 +694,7 @@ class Grader:
         if self.report.public_mode:
             self.report.notes.append("Public mode (no GRADE_SECRET): hidden shapes and performance "
                                      "were not graded.")
-        rerun = [shape for shape in public if shape.name == "ragged_all"] + hidden[:1]
+        rerun = [shape for shape in public if shape.name in shapes.RERUN_SHAPES][:1] + hidden[:1]
         if self.quick:
             rerun = rerun[:1]
         sanitizer_tools = () if self.quick else SANITIZER_TOOLS

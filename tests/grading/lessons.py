@@ -26,6 +26,11 @@ class LessonError(Exception):
     """A lesson folder that does not follow the course's conventions; the message says how."""
 
 
+# A lesson whose entry says `.operands = gemm::Operands::e4m3_block_scaled` (lesson 18) reads e4m3
+# rows of K bytes: its shape contract asks for K % 16 == 0 instead of the course's K % 8 == 0.
+OPERANDS_LINE = re.compile(r"\.operands\s*=\s*gemm::Operands::(?P<kind>\w+)")
+
+
 @dataclasses.dataclass
 class Lesson:
     id: int
@@ -33,6 +38,7 @@ class Lesson:
     title: str
     folder: str            # "lessons/08_tma_mbarrier"
     signature: list        # ["HGMMA", "UTMALDG", "SYNCS.PHASECHK"]; [] for none
+    k_multiple: int = 8    # what the lesson's shape contract asks K to be a multiple of
 
     @property
     def kernel(self):
@@ -69,8 +75,10 @@ def read_lesson(folder, root):
     lesson_id = fields["id"]
     if folder.name != f"{lesson_id:02d}_{fields['slug']}":
         raise LessonError(f"{origin}: the folder should be lessons/{lesson_id:02d}_{fields['slug']}")
+    operands = OPERANDS_LINE.search(text)
+    k_multiple = 16 if operands and operands["kind"] == "e4m3_block_scaled" else 8
     return Lesson(lesson_id, fields["slug"], fields["title"], str(folder.relative_to(root)),
-                  read_signature(text, origin))
+                  read_signature(text, origin), k_multiple)
 
 
 def lesson_folders(root):

@@ -67,3 +67,30 @@ TEST(CeilDiv, RoundsUp) {
   EXPECT_EQ(gemm::ceil_div(1, 128), 1);
   EXPECT_EQ(gemm::ceil_div<int64_t>(int64_t(1) << 40, 3), 366503875926);
 }
+
+// Lesson 18's contract: the course's, and K % 16 == 0 (rows of e4m3 of 16 bytes); a K that ends
+// inside a 128-wide scale block is inside it.
+TEST(BlockScaledContract, AcceptsKMultiplesOf16) {
+  for (const GemmProblem& shape :
+       {GemmProblem{1, 8, 16}, GemmProblem{333, 136, 272}, GemmProblem{4096, 4096, 4096}})
+    EXPECT_FALSE(gemm::block_scaled_contract_violation(shape))
+        << shape.m << "x" << shape.n << "x" << shape.k;
+}
+
+TEST(BlockScaledContract, RejectsKNotMultipleOf16AndTheCoursesRules) {
+  EXPECT_EQ(gemm::block_scaled_contract_violation({64, 64, 264}),
+            "K = 264 is not a multiple of 16: lesson 18's shape contract needs K % 16 == 0 (rows "
+            "of e4m3 of 16 bytes)");
+  EXPECT_EQ(gemm::block_scaled_contract_violation({64, 12, 64}),
+            shape_contract_violation({64, 12, 64}));
+}
+
+TEST(BlockScaledContract, ScaleLayouts) {
+  using gemm::BlockScaledOperands;
+  EXPECT_EQ(BlockScaledOperands::k_blocks(128), 1);
+  EXPECT_EQ(BlockScaledOperands::k_blocks(144), 2);
+  EXPECT_EQ(BlockScaledOperands::scale_rows(1), 4);    // 16 bytes of floats per row of scales
+  EXPECT_EQ(BlockScaledOperands::scale_rows(200), 200);
+  EXPECT_EQ(BlockScaledOperands::b_scale_stride(400), 4);  // 4 blocks: one 16-byte row
+  EXPECT_EQ(BlockScaledOperands::b_scale_stride(640), 8);  // 5 blocks, padded to 8
+}

@@ -108,6 +108,34 @@ TEST(TensorMapArgs, RejectsInnerBoxWiderThanTheSwizzleSpan) {
             "swizzle (at most 32 bf16)");
 }
 
+// Lesson 18's maps: e4m3 operands (1 byte: 128 of them fill the 128-byte swizzle's span, a row
+// needs K % 16 == 0) and fp32 scales (4 bytes).
+TEST(TensorMapArgs, OtherElementTypes) {
+  using gemm::MapElement;
+  const auto e4m3 = kmajor_tile_map_args(MapElement::e4m3, 200, 272, 128, 128);
+  EXPECT_EQ(e4m3.data_type, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  EXPECT_EQ(e4m3.global_strides[0], 272u);
+  EXPECT_EQ(e4m3.box_dims[0], 128u);
+  const auto scales =
+      kmajor_tile_map_args(MapElement::fp32, 3, 200, 1, 128, CU_TENSOR_MAP_SWIZZLE_NONE);
+  EXPECT_EQ(scales.data_type, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  EXPECT_EQ(scales.global_strides[0], 800u);
+  const auto rejected = [](auto... arguments) {
+    try {
+      kmajor_tile_map_args(arguments...);
+    } catch (const std::invalid_argument& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(rejected(MapElement::e4m3, 64, 200, 64, 128, CU_TENSOR_MAP_SWIZZLE_128B),
+            "tensor map: a row of K = 200 e4m3 is 200 bytes, not a multiple of 16 bytes as TMA "
+            "needs (K % 16 == 0)");
+  EXPECT_EQ(rejected(MapElement::e4m3, 64, 512, 64, 256, CU_TENSOR_MAP_SWIZZLE_128B),
+            "tensor map: box K = 256 is 256 bytes, wider than the 128-byte span of the 128B "
+            "swizzle (at most 128 e4m3)");
+}
+
 TEST(TensorMapArgs, MessagesAreOneLine) {
   for (const std::string& message :
        {rejection(0, 64, 128, 64), rejection(64, 100, 128, 64), rejection(64, 64, 300, 64),

@@ -1,0 +1,154 @@
+#pragma once
+// `lesson18 sweep`: the measurements of lesson 18's README in one run. For every shape of a set:
+//   - lesson 18 checked against the fp32 product of its dequantized operands (the error in units
+//     of the allowed error: <= 1 passes);
+//   - what lesson 18's and lesson 16's outputs lose against the fp32 product of the bf16 inputs
+//     that both start from (relative rms error): the accuracy that fp8 costs;
+//   - lesson 18 paired with cuBLASLt's block-scaled fp8, its per-tensor fp8 and lesson 16 (bf16),
+//     and the quantization of A and B timed apart;
+//   - each of lesson 18's configurations alone against cuBLASLt's block-scaled fp8 (or per-tensor
+//     where block scaling does not take the shape): what the cost model's choice leaves.
+//
+//   lesson18 sweep [--shapes standard|workloads|4096,8192x8192x1024] [--alone yes|no]
+//                  [--csv FILE] [--commit SHA]
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/cli.hpp"
+#include "common/lesson.hpp"
+#include "common/runner.hpp"
+#include "common/shape_sets.hpp"
+#include "common/text_format.hpp"
+
+namespace lesson18 {
+
+inline int run_sweep_command(const gemm::Lesson& lesson, const gemm::Lesson& bf16_lesson, int argc,
+                             char** argv) {
+  std::vector<gemm::GemmProblem> shapes = gemm::standard_sweep();
+  std::string csv_path, commit = "unknown";
+  bool alone = true;  // each configuration alone too
+  try {
+    for (int i = 2; i < argc; ++i) {
+      const std::string flag = argv[i];
+      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+      const std::string value = argv[++i];
+      if (flag == "--shapes") {
+        const auto* named = gemm::named_shape_set(value);
+        shapes = named ? *named : gemm::parse_shape_list(flag, value);
+      } else if (flag == "--alone") {
+        if (value != "yes" && value != "no") throw std::invalid_argument("--alone takes yes or no");
+        alone = value == "yes";
+      } else if (flag == "--csv") {
+        csv_path = value;
+      } else if (flag == "--commit") {
+        commit = value;
+      } else {
+        throw std::invalid_argument("unknown flag " + flag);
+      }
+    }
+    for (const gemm::GemmProblem& shape : shapes)
+      if (const auto violation = gemm::block_scaled_contract_violation(shape))
+        throw std::invalid_argument(*violation);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "lesson18 sweep: error: %s\n", error.what());
+    std::fprintf(stderr, "usage: lesson18 sweep [--shapes standard|workloads|4096,8192x8192x1024] "
+                         "[--alone yes|no] [--csv FILE] [--commit SHA]\n");
+    return gemm::kExitBadUsage;
+  }
+  int device_count = 0;
+  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
+    std::fprintf(stderr, "lesson18 sweep: error: no CUDA GPU found\n");
+    return gemm::kExitNoGpu;
+  }
+  try {
+    gemm::LessonRunner runner(0);
+    if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
+      std::fprintf(stderr, "lesson18 sweep: error: %s\n", reason->c_str());
+      return gemm::kExitUnsupportedGpu;
+    }
+    gemm::TimingOptions timing;
+    timing.warmup = 2;
+    timing.max_total_seconds = 1.0;
+    std::ostringstream csv;
+    csv << "m,n,k,configuration,check,error_over_allowed,fp8_rms_error,bf16_rms_error,"
+           "lesson18_tflops,block_scaled_reference,vs_block_scaled,vs_per_tensor,vs_lesson16,"
+           "lesson16_tflops,quantize_ms,sm_mhz_median,power_w_peak";
+    for (int i = 0; alone && i < lesson.configuration_count; ++i)
+      csv << ",alone_" << lesson.configurations[i].name;
+    csv << ",gpu,date,commit\n";
+    std::printf("%-22s %5s %8s %9s %9s %8s %7s %7s %7s %8s %9s %6s %s\n", "M x N x K", "check",
+                "err/allow", "fp8 rms", "bf16 rms", "TFLOP/s", "/block", "/tensor", "/bf16",
+                "quant ms", "reference", "MHz", "configuration, then each alone vs the reference");
+    bool all_passed = true;
+    for (const gemm::GemmProblem& shape : shapes) {
+      runner.set_problem(shape, /*seed=*/1, gemm::EpilogueOptions{},
+                         gemm::Operands::e4m3_block_scaled);
+      // What lesson 16 loses on these inputs (bf16 all the way), then lesson 18.
+      runner.check(bf16_lesson);
+      const double bf16_error = runner.relative_rms_error_against_bf16_product();
+      const gemm::CheckResult check = runner.check(lesson);
+      const double fp8_error = runner.relative_rms_error_against_bf16_product();
+      all_passed = all_passed && check.passed();
+      if (!check.passed()) {
+        std::printf("%6lld x %6lld x %6lld FAIL: %s\n", (long long)shape.m, (long long)shape.n,
+                    (long long)shape.k, check.against_cublas.summary(shape.n).c_str());
+        continue;
+      }
+      const bool block = gemm::Fp8Reference::block_scaling_takes(shape);
+      const gemm::PairedTiming against_block =
+          block ? runner.time_against_fp8(lesson, gemm::Fp8Scaling::block, timing)
+                : gemm::PairedTiming{};
+      const gemm::PairedTiming against_tensor =
+          runner.time_against_fp8(lesson, gemm::Fp8Scaling::per_tensor, timing);
+      const gemm::PairedTiming against_bf16 = runner.time_against_lesson(lesson, bf16_lesson, timing);
+      const gemm::PairedTiming quantization = runner.time_quantization(lesson, timing);
+      std::string each;  // each configuration against the same reference
+      for (int i = 0; alone && i < lesson.configuration_count; ++i) {
+        const gemm::PairedTiming forced = runner.time_against_reference(
+            gemm::with_configuration(lesson, i), timing);
+        each += "," + gemm::format_number("%.4f", forced.ratio);
+      }
+      const double tflops = shape.flops() / (against_tensor.lesson.median_ms * 1e9);
+      const double bf16_tflops = shape.flops() / (against_bf16.reference.median_ms * 1e9);
+      const auto ratio = [](const gemm::PairedTiming& t) {
+        return t.timed() ? gemm::format_number("%.4f", t.ratio) : std::string();
+      };
+      const gemm::ClockReport& clock = against_tensor.clock;
+      const std::string configuration = gemm::configuration_name(lesson, shape);
+      std::printf("%6lld x %6lld x %6lld %5s %8.3f %9.2e %9.2e %8.1f %7s %7.3f %7.3f %8.4f %9s %6.0f %s%s\n",
+                  (long long)shape.m, (long long)shape.n, (long long)shape.k, "pass",
+                  check.against_cublas.max_normalized_error, fp8_error, bf16_error, tflops,
+                  block ? ratio(against_block).c_str() : "-", against_tensor.ratio,
+                  against_bf16.ratio, quantization.reference.median_ms,
+                  block ? "block" : "tensor", clock.available ? clock.sm_mhz_median : 0.0,
+                  configuration.c_str(), each.c_str());
+      std::fflush(stdout);
+      csv << shape.m << "," << shape.n << "," << shape.k << "," << configuration << ",pass,"
+          << gemm::format_number("%.4g", check.against_cublas.max_normalized_error) << ","
+          << gemm::format_number("%.4g", fp8_error) << "," << gemm::format_number("%.4g", bf16_error)
+          << "," << gemm::format_number("%.2f", tflops) << "," << (block ? "yes" : "no") << ","
+          << ratio(against_block) << "," << ratio(against_tensor) << "," << ratio(against_bf16)
+          << "," << gemm::format_number("%.2f", bf16_tflops) << ","
+          << gemm::format_number("%.4f", quantization.reference.median_ms) << ","
+          << (clock.available ? gemm::format_number("%.0f", clock.sm_mhz_median) : "") << ","
+          << (clock.available ? gemm::format_number("%.0f", clock.power_w_peak) : "") << each
+          << "," << runner.device().name << "," << gemm::today_utc() << "," << commit << "\n";
+    }
+    if (!csv_path.empty()) {
+      std::ofstream file(csv_path);
+      file << csv.str();
+      if (!file) throw std::runtime_error("cannot write " + csv_path);
+      std::printf("wrote %s\n", csv_path.c_str());
+    }
+    return all_passed ? gemm::kExitPass : gemm::kExitCheckFailed;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "lesson18 sweep: error: %s\n", error.what());
+    return gemm::kExitCudaError;
+  }
+}
+
+}  // namespace lesson18

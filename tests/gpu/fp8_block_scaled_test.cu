@@ -1,0 +1,177 @@
+// Lesson 18's inputs and check: the quantizer (scales, saturation at 448, rounding), the spread of
+// the inputs' scales, and a check that fails when a scale is wrong. The lesson's kernel on every
+// shape of the list is in lesson_shapes_test.cu (ctest lesson18.gpu).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <cuda_fp8.h>
+#include <cuda_runtime_api.h>
+
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
+#include "common/fp8_block_scaling.hpp"
+#include "common/random.hpp"
+#include "lessons/registry.hpp"
+#include "tests/gpu/gpu_test_support.hpp"
+
+namespace {
+
+using gemm::bf16;
+using gemm::BlockScaledOperands;
+using gemm::e4m3;
+using gemm::GemmProblem;
+
+template <class T>
+std::vector<T> download(const T* data, size_t count) {
+  std::vector<T> host(count);
+  CUDA_CHECK(cudaMemcpy(host.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// The quantizer against a CPU model of it, on a ragged matrix with blocks of very different
+// magnitudes, one of them far beyond e4m3's range: every scale is its block's amax / 448, every
+// value the nearest e4m3 of value / scale, and each block's largest value lands on +-448 exactly.
+TEST(BlockScaling, QuantizerMatchesItsDefinition) {
+  const GemmProblem p{136, 264, 400};  // ragged in both blocks' directions, K % 128 != 0
+  cudaStream_t stream = gpu_test_support::shared_runner().stream();
+  gemm::DeviceBuffer<bf16> a(size_t(p.m * p.k)), b(size_t(p.n * p.k));
+  gemm::fill_uniform(a.get(), a.size(), 5, stream);
+  gemm::fill_uniform(b.get(), b.size(), 6, stream);
+  gemm::spread_block_magnitudes(a.get(), p.m, p.k, 1, 7, stream);
+  gemm::spread_block_magnitudes(b.get(), p.n, p.k, 128, 8, stream);
+  // A block far past e4m3's range: its scale must bring it back, not saturate it.
+  std::vector<bf16> huge(128, __float2bfloat16(1.0e6f));
+  CUDA_CHECK(cudaMemcpy(a.get(), huge.data(), huge.size() * sizeof(bf16), cudaMemcpyHostToDevice));
+  gemm::BlockScaledInputs inputs;
+  inputs.quantize(p, a.get(), b.get(), stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  const BlockScaledOperands operands = inputs.operands();
+  const int64_t k_blocks = BlockScaledOperands::k_blocks(p.k);
+
+  struct Matrix {
+    const char* name;
+    int64_t rows;
+    int block_rows;
+    const bf16* input;
+    const e4m3* values;
+    const float* scales;
+    int64_t row_stride, k_block_stride, scale_count;
+    int least_spread_octaves;  // how far apart its largest and smallest scale must be
+  };
+  const Matrix matrices[] = {
+      {"A", p.m, 1, a.get(), operands.a, operands.a_scales, 1, BlockScaledOperands::scale_rows(p.m),
+       k_blocks * BlockScaledOperands::scale_rows(p.m), 20},
+      {"B", p.n, 128, b.get(), operands.b, operands.b_scales, BlockScaledOperands::b_scale_stride(p.k),
+       1, gemm::ceil_div<int64_t>(p.n, 128) * BlockScaledOperands::b_scale_stride(p.k), 8}};
+  for (const Matrix& matrix : matrices) {
+    const auto input = download(matrix.input, size_t(matrix.rows * p.k));
+    const auto values = download(matrix.values, input.size());
+    const auto scales = download(matrix.scales, size_t(matrix.scale_count));
+    const int64_t row_blocks = gemm::ceil_div<int64_t>(matrix.rows, matrix.block_rows);
+    int wrong_scales = 0, wrong_values = 0, blocks_not_at_448 = 0;
+    float smallest_scale = INFINITY, largest_scale = 0;
+    for (int64_t rb = 0; rb < row_blocks; ++rb)
+      for (int64_t kb = 0; kb < k_blocks; ++kb) {
+        float amax = 0, largest_value = 0;
+        const int64_t last_row = std::min(matrix.rows, (rb + 1) * matrix.block_rows);
+        const int64_t last_k = std::min(p.k, (kb + 1) * 128);
+        for (int64_t r = rb * matrix.block_rows; r < last_row; ++r)
+          for (int64_t k = kb * 128; k < last_k; ++k)
+            amax = std::max(amax, std::fabs(float(input[r * p.k + k])));
+        const float expected_scale = amax > 0 ? amax / gemm::kE4m3Max : 1.0f;
+        const float scale = scales[rb * matrix.row_stride + kb * matrix.k_block_stride];
+        wrong_scales += scale != expected_scale;
+        smallest_scale = std::min(smallest_scale, scale);
+        largest_scale = std::max(largest_scale, scale);
+        for (int64_t r = rb * matrix.block_rows; r < last_row; ++r)
+          for (int64_t k = kb * 128; k < last_k; ++k) {
+            const float value = float(values[r * p.k + k]);
+            const e4m3 expected(float(input[r * p.k + k]) / expected_scale);  // nearest, saturating
+            wrong_values += value != float(expected);
+            largest_value = std::max(largest_value, std::fabs(value));
+          }
+        blocks_not_at_448 += largest_value != gemm::kE4m3Max;
+      }
+    EXPECT_EQ(wrong_scales, 0) << matrix.name << ": scales other than amax / 448";
+    EXPECT_EQ(wrong_values, 0) << matrix.name << ": values other than the nearest e4m3";
+    EXPECT_EQ(blocks_not_at_448, 0) << matrix.name << ": blocks whose largest value is not 448";
+    // The spread: A's 544 blocks over at least 2^20 (6 orders of magnitude), B's 12 over 2^8.
+    EXPECT_GT(largest_scale / smallest_scale, std::ldexp(1.0f, matrix.least_spread_octaves))
+        << matrix.name;
+  }
+}
+
+// Lesson 18 passes its check; the same output fails it once one of B's scales is off by a factor
+// of two, and once one slice's sum is lost: the check's allowance is far below what a wrong scale
+// or a lost slice costs.
+TEST(BlockScaling, CheckCatchesAWrongScaleAndALostSlice) {
+  const gemm::Lesson& lesson = *gemm::find_lesson(18);
+  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
+    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
+    GTEST_SKIP() << *reason;
+  }
+  const GemmProblem p{256, 256, 512};
+  runner.set_problem(p, /*seed=*/91, {}, gemm::Operands::e4m3_block_scaled);
+  ASSERT_TRUE(runner.check(lesson).passed());
+
+  // The kernel gets copies of the scales with one changed; the check's reference keeps the true
+  // ones (the runner's).
+  const BlockScaledOperands operands = runner.block_scaled_operands();
+  const int64_t rows = BlockScaledOperands::scale_rows(p.m);
+  const int64_t k_blocks = BlockScaledOperands::k_blocks(p.k);
+  std::vector<float> a_scales = download(operands.a_scales, size_t(k_blocks * rows));
+  std::vector<float> b_scales = download(
+      operands.b_scales, size_t(2 * BlockScaledOperands::b_scale_stride(p.k)));
+  const auto run_with = [&](const std::vector<float>& a_copy, const std::vector<float>& b_copy) {
+    gemm::DeviceBuffer<float> a_device(a_copy.size()), b_device(b_copy.size());
+    CUDA_CHECK(cudaMemcpy(a_device.get(), a_copy.data(), a_device.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b_device.get(), b_copy.data(), b_device.bytes(), cudaMemcpyHostToDevice));
+    gemm::GemmArgs args;
+    args.problem = p;
+    args.d = runner.d();
+    args.fp8 = operands;
+    args.fp8.a_scales = a_device.get();
+    args.fp8.b_scales = b_device.get();
+    lesson.launch(args, runner.stream());
+    CUDA_CHECK(cudaStreamSynchronize(runner.stream()));
+    return runner.verify_current_output(lesson.operands);
+  };
+  ASSERT_TRUE(run_with(a_scales, b_scales).passed()) << "the unchanged copies must pass";
+
+  // B's scale of block (0, 1) doubled: columns 0..127 take a wrong scale in K block 1.
+  std::vector<float> wrong_b = b_scales;
+  wrong_b[1] *= 2;
+  const gemm::CheckResult wrong_scale = run_with(a_scales, wrong_b);
+  EXPECT_FALSE(wrong_scale.against_cublas.passed());
+
+  // A's scales of K block 2 zeroed: that slice's products are lost in every row. With the blocks
+  // 2^-16 .. 2^16 apart, that changes an element beyond the allowance only where block 2 carries
+  // a real share of its sum (about 7% of them on the H200's first run): still many.
+  std::vector<float> lost_a = a_scales;
+  std::fill(lost_a.begin() + 2 * rows, lost_a.begin() + 3 * rows, 0.0f);
+  const gemm::CheckResult lost_slice = run_with(lost_a, b_scales);
+  EXPECT_FALSE(lost_slice.against_cublas.passed());
+  EXPECT_GT(lost_slice.against_cublas.mismatches, p.m * p.n / 100)
+      << "a lost slice should fail a share of the elements";
+}
+
+// A past 2^31 elements in e4m3 (2.2 GB): every offset into it needs 64 bits.
+TEST(BlockScaling, AOver2GElements) {
+  const gemm::Lesson& lesson = *gemm::find_lesson(18);
+  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
+    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
+    GTEST_SKIP() << *reason;
+  }
+  const GemmProblem p{524288, 128, 4112};
+  runner.set_problem(p, /*seed=*/93, {}, gemm::Operands::e4m3_block_scaled);
+  const gemm::CheckResult result = runner.check(lesson);
+  EXPECT_TRUE(result.passed()) << result.against_cublas.summary(p.n);
+}
+
+}  // namespace
