@@ -41,8 +41,8 @@ Fp8Reference::~Fp8Reference() {
 }
 
 std::string Fp8Reference::describe(Fp8Scaling scaling) {
-  return scaling == Fp8Scaling::block ? "cuBLASLt fp8, 1x128 / 128x128 block scales"
-                                      : "cuBLASLt fp8, per-tensor scales";
+  return scaling == Fp8Scaling::block ? "cuBLASLt fp8 with 1x128 / 128x128 block scales"
+                                      : "cuBLASLt fp8 with per-tensor scales";
 }
 
 void Fp8Reference::run(const GemmProblem& problem, Fp8Scaling scaling,

@@ -33,7 +33,8 @@ class Fp8Reference {
 
   // Whether cuBLASLt's block-scaled fp8 takes the problem: it needs M % 4 == 0.
   static bool block_scaling_takes(const GemmProblem& problem) { return problem.m % 4 == 0; }
-  // "cuBLASLt fp8, 1x128 / 128x128 block scales" or "cuBLASLt fp8, per-tensor scales".
+  // "cuBLASLt fp8 with 1x128 / 128x128 block scales" or "... with per-tensor scales" (no comma:
+  // it goes into CSV files).
   static std::string describe(Fp8Scaling scaling);
 
   // D (M x N, bf16, row-major) = the product of the inputs' operands with `scaling`, on `stream`;

@@ -96,6 +96,7 @@ class Messages(unittest.TestCase):
         self.dir = Path(self.folder.name)
         self.grader = grade.Grader(1, self.dir / "kernel.cuh", self.dir / "results", self.dir / "tree",
                                    secret=b"s")
+        self.grader.lesson = grade.lessons.load(REPOSITORY, 1)
         self.shape = grade.shapes.Shape("tiny", 1, 8, 8, 1007)
 
     def tearDown(self):
