@@ -27,7 +27,6 @@
 
 #include <array>
 #include <cstdint>
-#include <type_traits>
 
 #include "common/gemm.hpp"
 #include "common/hopper/cluster_pipeline.hpp"
@@ -185,6 +184,21 @@ __device__ inline void promote(float (&accumulator)[N / 2], const float (&sum)[N
   // END EXERCISE
 }
 
+// NEW in lesson 18: finishes the oldest started slice, whose sum is in `sum`: waits until at most
+// Pending wgmma groups (those of the slices started after it) still run, so that its wgmmas are
+// complete and done reading its stage; gives the stage back to the producer (every consumer warp
+// arrives on its empty barrier); promotes the sum.
+template <int Pending, class Tile, class Pipeline>
+__device__ inline void finish_slice(Pipeline& pipeline, float (&accumulator)[Tile::kBlockN / 2],
+                                    float (&sum)[Tile::kBlockN / 2], const SliceScales& scales,
+                                    gemm::PipelineState<Tile::kStages>& read_state) {
+  gemm::ptx::wgmma_wait_group<Pending>();
+  gemm::ptx::warpgroup_fence_operand(sum);
+  pipeline.consumer_release(read_state);
+  read_state.advance();
+  promote<Tile::kBlockN>(accumulator, sum, scales);
+}
+
 // NEW in lesson 18: one consumer's slices of a tile, into its accumulators (zeroed first). The
 // scales change from slice to slice, so each slice is summed apart, then promoted. Two scratch
 // sums take turns, so that the tensor cores multiply slice s + 1 while the CUDA cores promote
@@ -209,37 +223,26 @@ __device__ inline void mma_promote_slices(Pipeline& pipeline, SharedStorage<Tile
   SliceScales even_scales =
       start_slice<Tile>(pipeline, shared, even_sum, first_row, upper_row, b_scale(0), read_state);
   SliceScales odd_scales{};
-  // Finishes the oldest slice, in `sum`: once at most `pending` groups (the slices started after
-  // it) are still running, its stage goes back and its sum is promoted.
-  const auto finish = [&](float(&sum)[Tile::kBlockN / 2], const SliceScales& scales, auto pending) {
-    gemm::ptx::wgmma_wait_group<decltype(pending)::value>();
-    gemm::ptx::warpgroup_fence_operand(sum);
-    pipeline.consumer_release(read_state);
-    read_state.advance();
-    promote<Tile::kBlockN>(accumulator, sum, scales);
-  };
   auto state = read_state;  // the newest started slice's stage
-  using OnePending = std::integral_constant<int, 1>;
-  using NonePending = std::integral_constant<int, 0>;
   int slice = 0;
   for (; slice + 2 < k_slices; slice += 2) {  // slices slice and slice + 1, both followed by more
     state.advance();
     odd_scales = start_slice<Tile>(pipeline, shared, odd_sum, first_row, upper_row,
                                    b_scale(slice + 1), state);
-    finish(even_sum, even_scales, OnePending{});
+    finish_slice</*Pending=*/1, Tile>(pipeline, accumulator, even_sum, even_scales, read_state);
     state.advance();
     even_scales = start_slice<Tile>(pipeline, shared, even_sum, first_row, upper_row,
                                     b_scale(slice + 2), state);
-    finish(odd_sum, odd_scales, OnePending{});
+    finish_slice</*Pending=*/1, Tile>(pipeline, accumulator, odd_sum, odd_scales, read_state);
   }
   if (slice + 1 < k_slices) {  // the last two slices
     state.advance();
     odd_scales = start_slice<Tile>(pipeline, shared, odd_sum, first_row, upper_row,
                                    b_scale(slice + 1), state);
-    finish(even_sum, even_scales, OnePending{});
-    finish(odd_sum, odd_scales, NonePending{});
+    finish_slice</*Pending=*/1, Tile>(pipeline, accumulator, even_sum, even_scales, read_state);
+    finish_slice</*Pending=*/0, Tile>(pipeline, accumulator, odd_sum, odd_scales, read_state);
   } else {  // the last slice
-    finish(even_sum, even_scales, NonePending{});
+    finish_slice</*Pending=*/0, Tile>(pipeline, accumulator, even_sum, even_scales, read_state);
   }
 }
 
