@@ -160,6 +160,7 @@ inline int choose_configuration(const KernelShape* shapes, const int64_t* worker
 // lesson 15's TileShape: BlockM rows of D (64: one consumer warpgroup; 128: two, each 64 rows),
 // BlockN columns (a multiple of the epilogue's 64-column subtiles), clusters of ClusterM blocks
 // along M, and Stages slices in the ring.
+// BEGIN TEACHING COPY(TileShape)
 template <int BlockM, int BlockN, int ClusterM, int Stages>
 struct TileShape
     : gemm::hopper::TileShape<BlockM, BlockN, Stages,
@@ -169,6 +170,7 @@ struct TileShape
   static constexpr int kEpilogueBuffers = 2;
   static_assert(BlockN % kSubtileColumns == 0, "the epilogue stores whole 64-column subtiles");
 };
+// END TEACHING COPY
 
 // NEW in lesson 16: the stages a tile gets: as many as fit in a block's shared memory next to the
 // epilogue's subtile buffers, the barriers and the work queue, up to kMostStages. A 128 x 256 tile
@@ -266,6 +268,7 @@ inline constexpr const auto& kConfigurations = kConfigurationsOf<lesson15::Strea
 // that peak a kernel reaches (kDramShareReached: the H100's fitted 2.9 TB/s of its 3.35; a copy on
 // the H200 reached 4.275 of its 4.814 TB/s, 0.89, docs/hardware.md), and the fitted costs give the
 // rest. Asked once per device.
+// BEGIN TEACHING COPY(costs_on_this_gpu)
 inline constexpr double kDramShareReached = 0.87;
 inline MachineCosts costs_on_this_gpu() {
   static gemm::PerDevice<MachineCosts> costs;
@@ -280,6 +283,7 @@ inline MachineCosts costs_on_this_gpu() {
     return here;
   });
 }
+// END TEACHING COPY
 
 // NEW in lesson 16: the model's choice among the configurations for a problem, given how many
 // clusters of each the GPU holds at once.

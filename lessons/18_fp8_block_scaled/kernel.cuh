@@ -27,9 +27,11 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 
 #include "common/gemm.hpp"
 #include "common/hopper/cluster_pipeline.hpp"
+#include "common/hopper/epilogue_tile_shape.hpp"
 #include "common/hopper/persistent_tiles.hpp"
 #include "common/hopper/producer_tail.hpp"
 #include "common/hopper/tile_shape.hpp"
@@ -39,12 +41,13 @@
 #include "common/ptx/setmaxnreg.hpp"
 #include "common/ptx/tma.hpp"
 #include "common/ptx/wgmma.hpp"
+#include "common/schedule/machine_costs.hpp"
 #include "common/schedule/pipeline_state.hpp"
+#include "common/schedule/shape_model.hpp"
 #include "common/shared_memory.hpp"
 #include "common/tensor_map.hpp"
 #include "common/wgmma_descriptor.hpp"
 #include "lessons/15_tma_store_epilogue/kernel.cuh"
-#include "lessons/16_shape_heuristics/kernel.cuh"
 
 namespace lesson18 {
 
@@ -76,7 +79,7 @@ struct SharedStorage {
 constexpr int kMostStages = 8;
 template <int BlockM, int ClusterM, int Stages = kMostStages>
 constexpr int stages_that_fit() {
-  using Storage = SharedStorage<lesson16::TileShape<BlockM, 128, ClusterM, Stages>>;
+  using Storage = SharedStorage<gemm::taught::TileShape<BlockM, 128, ClusterM, Stages>>;
   if constexpr (sizeof(Storage) + gemm::kSharedAlignment <= gemm::kMaxSharedBytesPerBlock ||
                 Stages == 2)
     return Stages;
@@ -84,7 +87,7 @@ constexpr int stages_that_fit() {
     return stages_that_fit<BlockM, ClusterM, Stages - 1>();
 }
 template <int BlockM, int ClusterM>
-using TileShape = lesson16::TileShape<BlockM, 128, ClusterM, stages_that_fit<BlockM, ClusterM>()>;
+using TileShape = gemm::taught::TileShape<BlockM, 128, ClusterM, stages_that_fit<BlockM, ClusterM>()>;
 // The README's table: 5 stages of 32.5 KB at 128 x 128, 8 of 24.25 KB at 64 x 128.
 static_assert(TileShape<128, 2>::kStages == 5 && TileShape<64, 1>::kStages == 8);
 
@@ -365,10 +368,12 @@ void launch_tile(const gemm::GemmArgs& args, cudaStream_t stream) {
 // slice of 128 values of K has the bytes of a bf16 slice of 64, and the tensor cores take it in
 // the same time (twice the multiply-adds at twice the rate): for the model, an fp8 problem is the
 // bf16 problem of half its K, in the model's bf16 units throughout (its DRAM bytes included).
+// (Stream-K's threshold of the model's plan: never, the grid is data-parallel.)
+constexpr int64_t kNoStreamK = std::numeric_limits<int>::max();
 template <int BlockM, int ClusterM>
 struct Config {
   using Tile = TileShape<BlockM, ClusterM>;
-  static constexpr lesson16::KernelShape kShape{BlockM, 128, ClusterM, lesson16::kNever};
+  static constexpr gemm::taught::KernelShape kShape{BlockM, 128, ClusterM, kNoStreamK};
   static void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
     launch_tile<Tile>(args, stream);
   }
@@ -377,7 +382,7 @@ struct Config {
 
 struct Entry {
   gemm::Configuration configuration;
-  lesson16::KernelShape shape;
+  gemm::taught::KernelShape shape;
   int64_t (*workers)();
 };
 template <class C>
@@ -394,15 +399,15 @@ inline constexpr std::array<gemm::Configuration, kConfigurationCount> kConfigura
     kEntries[0].configuration, kEntries[1].configuration, kEntries[2].configuration};
 
 inline int chosen_configuration(const gemm::GemmProblem& problem) {
-  lesson16::KernelShape shapes[kConfigurationCount];
+  gemm::taught::KernelShape shapes[kConfigurationCount];
   int64_t workers[kConfigurationCount];
   for (int i = 0; i < kConfigurationCount; ++i) {
     shapes[i] = kEntries[i].shape;
     workers[i] = kEntries[i].workers();
   }
   const gemm::GemmProblem bf16_equivalent{problem.m, problem.n, gemm::ceil_div<int64_t>(problem.k, 2)};
-  return lesson16::choose_configuration(shapes, workers, kConfigurationCount, bf16_equivalent,
-                                        lesson16::costs_on_this_gpu());
+  return gemm::taught::choose_configuration(shapes, workers, kConfigurationCount, bf16_equivalent,
+                                        gemm::taught::costs_on_this_gpu());
 }
 
 inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {

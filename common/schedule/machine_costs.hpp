@@ -1,0 +1,31 @@
+#pragma once
+// The costs of lesson 16's cost model on the GPU at hand (common/schedule/shape_model.hpp): the
+// H100's fitted costs, with the DRAM rate read from the device (its memory clock and bus width
+// times the share of that peak a kernel reaches). Host code; asked once per device.
+// Taught in lesson 16: lessons/16_shape_heuristics/kernel.cuh spells it out
+// (tests/tools/test_teaching_copies.py keeps the two identical).
+
+#include "common/device_facts.hpp"
+#include "common/per_device.hpp"
+#include "common/schedule/shape_model.hpp"
+
+namespace gemm::taught {
+
+// BEGIN TEACHING COPY(costs_on_this_gpu)
+inline constexpr double kDramShareReached = 0.87;
+inline MachineCosts costs_on_this_gpu() {
+  static gemm::PerDevice<MachineCosts> costs;
+  const int device = gemm::current_device();
+  return costs.get(device, [device] {
+    const gemm::DeviceFacts facts = gemm::query_device_facts(device);
+    MachineCosts here = kH100Costs;
+    here.dram_bytes_per_ns = kDramShareReached *
+                             gemm::theoretical_dram_bytes_per_second(facts.memory_clock_khz,
+                                                                     facts.memory_bus_width_bits) /
+                             1e9;
+    return here;
+  });
+}
+// END TEACHING COPY
+
+}  // namespace gemm::taught
