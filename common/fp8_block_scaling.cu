@@ -197,8 +197,7 @@ void BlockScaledInputs::quantize(const GemmProblem& problem, const bf16* a, cons
   a_scales_.resize(size_t(k_blocks * BlockScaledOperands::scale_rows(problem.m)));
   b_scales_.resize(size_t(ceil_div<int64_t>(problem.n, kBlock) *
                           BlockScaledOperands::b_scale_stride(problem.k)));
-  quantize_1x128(a, problem.m, problem.k, a_.get(), a_scales_.get(), stream);
-  quantize_128x128(b, problem.n, problem.k, b_.get(), b_scales_.get(), stream);
+  quantize_blocks(problem, a, b, stream);
   per_tensor_a_.resize(a_.size());
   per_tensor_b_.resize(b_.size());
   per_tensor_scales_.resize(2 * kScaleSpacing);
@@ -206,6 +205,12 @@ void BlockScaledInputs::quantize(const GemmProblem& problem, const bf16* a, cons
                       const_cast<float*>(per_tensor_a_scale()), stream);
   quantize_per_tensor(b, int64_t(b_.size()), per_tensor_b_.get(),
                       const_cast<float*>(per_tensor_b_scale()), stream);
+}
+
+void BlockScaledInputs::quantize_blocks(const GemmProblem& problem, const bf16* a, const bf16* b,
+                                        cudaStream_t stream) {
+  quantize_1x128(a, problem.m, problem.k, a_.get(), a_scales_.get(), stream);
+  quantize_128x128(b, problem.n, problem.k, b_.get(), b_scales_.get(), stream);
 }
 
 BlockScaledOperands BlockScaledInputs::operands() const {

@@ -57,6 +57,10 @@ class BlockScaledInputs {
  public:
   // Quantizes A (M x K) and B (N x K): block-scaled, and per tensor.
   void quantize(const GemmProblem& problem, const bf16* a, const bf16* b, cudaStream_t stream);
+  // The block-scaled part alone, into the buffers the last quantize() made for this problem (what
+  // lesson 18's run times as the quantization).
+  void quantize_blocks(const GemmProblem& problem, const bf16* a, const bf16* b,
+                       cudaStream_t stream);
   BlockScaledOperands operands() const;
   const e4m3* per_tensor_a() const { return per_tensor_a_.get(); }
   const e4m3* per_tensor_b() const { return per_tensor_b_.get(); }

@@ -118,6 +118,14 @@ uint64_t fnv1a(const void* data, size_t bytes) {
   return hash;
 }
 
+// (The stream's work first: `data` may still be being written.)
+std::vector<float> download_floats(const float* data, size_t count, cudaStream_t stream) {
+  std::vector<float> values(count);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(float), cudaMemcpyDeviceToHost));
+  return values;
+}
+
 std::vector<float> download_as_float(const bf16* data, size_t count) {
   std::vector<bf16> values(count);
   CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(bf16), cudaMemcpyDeviceToHost));
@@ -215,6 +223,10 @@ void LessonRunner::launch(const Lesson& lesson) {
   prepare_workspace(lesson, workspace_, stream_);
   lesson.launch(lesson_args, stream_);
   CUDA_CHECK(cudaGetLastError());
+}
+
+bool LessonRunner::cpu_reference_fits() const {
+  return double(problem_.m) * double(problem_.n) * double(problem_.k) <= kCpuReferenceMaxMacs;
 }
 
 double LessonRunner::launch_timeout_seconds() const {
@@ -328,7 +340,7 @@ CheckResult LessonRunner::verify_current_output(Operands operands) {
 
   const std::vector<bf16> d = download_d();
   result.output_hash = fnv1a(d.data(), d.size() * sizeof(bf16));
-  if (double(problem_.m) * double(problem_.n) * double(problem_.k) <= kCpuReferenceMaxMacs) {
+  if (cpu_reference_fits()) {
     const std::vector<float> a = download_as_float(a_.get(), a_.size());
     const std::vector<float> b = download_as_float(b_.get(), b_.size());
     std::vector<double> expected = cpu_gemm_fp64(a, b, problem_);
@@ -346,15 +358,11 @@ CheckResult LessonRunner::verify_block_scaled_output() {
   DeviceBuffer<float> a(a_.size()), b(b_.size()), magnitude(static_cast<size_t>(d_elements()));
   dequantize(problem_, fp8_inputs_->operands(), a.get(), b.get(), stream_);
   cublas_.run_fp32_inputs(problem_, a.get(), b.get(), reference_.get(), stream_);
-  const bool on_cpu =
-      double(problem_.m) * double(problem_.n) * double(problem_.k) <= kCpuReferenceMaxMacs;
+  const bool on_cpu = cpu_reference_fits();
   std::vector<float> host_a, host_b;
   if (on_cpu) {
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
-    host_a.resize(a.size());
-    host_b.resize(b.size());
-    CUDA_CHECK(cudaMemcpy(host_a.data(), a.get(), a.bytes(), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(host_b.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost));
+    host_a = download_floats(a.get(), a.size(), stream_);
+    host_b = download_floats(b.get(), b.size(), stream_);
   }
   absolute_values(a.get(), int64_t(a.size()), stream_);
   absolute_values(b.get(), int64_t(b.size()), stream_);
@@ -427,49 +435,49 @@ RunReport LessonRunner::check_and_time(const Lesson& lesson, const TimingOptions
   return report;
 }
 
-PairedTiming LessonRunner::time_against_fp8(const Lesson& lesson, Fp8Scaling scaling,
+PairedTiming LessonRunner::time_lesson_with(const Lesson& lesson, const PairedTimer::Operation& other,
                                             const TimingOptions& options) {
   const GemmArgs lesson_args = args(lesson, workspace_);
-  return timer_.time([&](cudaStream_t stream) { lesson.launch(lesson_args, stream); },
-                     [&](cudaStream_t stream) {
-                       fp8_reference_->run(problem_, scaling, *fp8_inputs_, d_.get(), stream);
-                     },
+  return timer_.time([&](cudaStream_t stream) { lesson.launch(lesson_args, stream); }, other,
                      options, stream_,
                      [&](cudaStream_t stream) { prepare_workspace(lesson, workspace_, stream); });
 }
 
+PairedTiming LessonRunner::time_against_fp8(const Lesson& lesson, Fp8Scaling scaling,
+                                            const TimingOptions& options) {
+  return time_lesson_with(
+      lesson,
+      [&](cudaStream_t stream) {
+        fp8_reference_->run(problem_, scaling, *fp8_inputs_, d_.get(), stream);
+      },
+      options);
+}
+
 PairedTiming LessonRunner::time_quantization(const Lesson& lesson, const TimingOptions& options) {
-  const GemmArgs lesson_args = args(lesson, workspace_);
-  const BlockScaledOperands operands = fp8_inputs_->operands();
   // Into the operands' own buffers: the same values again.
-  auto* a = const_cast<e4m3*>(operands.a);
-  auto* b = const_cast<e4m3*>(operands.b);
-  auto* a_scales = const_cast<float*>(operands.a_scales);
-  auto* b_scales = const_cast<float*>(operands.b_scales);
-  return timer_.time([&](cudaStream_t stream) { lesson.launch(lesson_args, stream); },
-                     [&](cudaStream_t stream) {
-                       quantize_1x128(a_.get(), problem_.m, problem_.k, a, a_scales, stream);
-                       quantize_128x128(b_.get(), problem_.n, problem_.k, b, b_scales, stream);
-                     },
-                     options, stream_,
-                     [&](cudaStream_t stream) { prepare_workspace(lesson, workspace_, stream); });
+  return time_lesson_with(
+      lesson,
+      [&](cudaStream_t stream) {
+        fp8_inputs_->quantize_blocks(problem_, a_.get(), b_.get(), stream);
+      },
+      options);
 }
 
 PairedTiming LessonRunner::time_against_reference(const Lesson& lesson,
                                                   const TimingOptions& options) {
   if (lesson.operands == Operands::e4m3_block_scaled)
     return time_against_fp8(lesson, reference_scaling(problem_), options);
-  const GemmArgs lesson_args = args(lesson, workspace_);
   const Epilogue fused = epilogue();
-  const auto reference = [&](cudaStream_t stream) {
-    if (fused.is_plain())
-      cublas_.run_bf16_output(problem_, a_.get(), b_.get(), d_.get(), stream);
-    else
-      epilogue_reference_->run(problem_, a_.get(), b_.get(), fused, d_.get(), CUDA_R_16BF, stream);
-  };
-  return timer_.time([&](cudaStream_t stream) { lesson.launch(lesson_args, stream); }, reference,
-                     options, stream_,
-                     [&](cudaStream_t stream) { prepare_workspace(lesson, workspace_, stream); });
+  return time_lesson_with(
+      lesson,
+      [&](cudaStream_t stream) {
+        if (fused.is_plain())
+          cublas_.run_bf16_output(problem_, a_.get(), b_.get(), d_.get(), stream);
+        else
+          epilogue_reference_->run(problem_, a_.get(), b_.get(), fused, d_.get(), CUDA_R_16BF,
+                                   stream);
+      },
+      options);
 }
 
 PairedTiming LessonRunner::time_against_lesson(const Lesson& lesson, const Lesson& baseline,

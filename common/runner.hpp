@@ -203,6 +203,11 @@ class LessonRunner {
   GemmArgs args(const Lesson& lesson, Workspace& workspace);
   // verify_current_output for lesson 18's operands.
   CheckResult verify_block_scaled_output();
+  // Whether the problem is small enough for the fp64 reference on the CPU (kCpuReferenceMaxMacs).
+  bool cpu_reference_fits() const;
+  // The paired protocol: the lesson (its workspace prepared before each run) against `other`.
+  PairedTiming time_lesson_with(const Lesson& lesson, const PairedTimer::Operation& other,
+                                const TimingOptions& options);
   // check()'s first launch (CheckPlan::other_inputs_first): the lesson on other random A and B,
   // into D and the lesson's workspace as they are. Waits for it.
   void launch_on_other_inputs(const Lesson& lesson);

@@ -32,6 +32,7 @@
 #include "common/gemm.hpp"
 #include "common/hopper/cluster_pipeline.hpp"
 #include "common/hopper/epilogue_tile_shape.hpp"
+#include "common/hopper/kstep_descriptor.hpp"
 #include "common/hopper/persistent_tiles.hpp"
 #include "common/hopper/producer_tail.hpp"
 #include "common/hopper/tile_shape.hpp"
@@ -46,7 +47,6 @@
 #include "common/schedule/shape_model.hpp"
 #include "common/shared_memory.hpp"
 #include "common/tensor_map.hpp"
-#include "common/wgmma_descriptor.hpp"
 #include "lessons/15_tma_store_epilogue/kernel.cuh"
 
 namespace lesson18 {
@@ -59,7 +59,8 @@ using gemm::taught::PersistentClusterTiles;  // lesson 13's data-parallel persis
 constexpr int kSliceK = gemm::BlockScaledOperands::kBlock;
 static_assert(kSliceK * sizeof(e4m3) == gemm::hopper::kBlockK * sizeof(gemm::bf16),
               "an e4m3 slice has the bytes of a bf16 one");
-// The fp8 wgmma multiplies 32 values of K per instruction (32 bytes, like bf16's 16): 4 per slice.
+// The fp8 wgmma multiplies 32 values of K per instruction: 32 bytes, like bf16's 16, so lesson
+// 07's kstep_descriptor (32 bytes a step) serves as it is. 4 per slice.
 constexpr int kMmaK = 32;
 constexpr int kKSteps = kSliceK / kMmaK;
 
@@ -125,12 +126,6 @@ __device__ inline void load_scaled_slices(Pipeline& pipeline, SharedStorage<Tile
   }
 }
 
-// The wgmma descriptor of k-step `step` of a K-major, 128-byte swizzled e4m3 tile: 32 values of K
-// are 32 bytes (lesson 07's kstep_descriptor, in bytes).
-__device__ inline uint64_t kstep_descriptor(const void* tile, int step) {
-  return gemm::make_kmajor_sw128_descriptor(gemm::ptx::shared_address(tile) + step * kMmaK);
-}
-
 // NEW in lesson 18: the index in b_scales of the scale of B's 128 x 128 block that holds the
 // tile's columns col0 .. col0 + 127 in K block `slice`.
 GEMM_HOST_DEVICE inline int64_t b_scale_index(int col0, int slice, int64_t b_scale_stride) {
@@ -162,9 +157,9 @@ __device__ inline SliceScales start_slice(Pipeline& pipeline, SharedStorage<Tile
   gemm::ptx::wgmma_fence();
 #pragma unroll
   for (int step = 0; step < kKSteps; ++step)
-    gemm::ptx::wgmma_m64k32_e4m3<Tile::kBlockN>(sum, kstep_descriptor(a_rows, step),
-                                               kstep_descriptor(b_tile, step),
-                                               /*accumulate=*/step > 0);
+    gemm::ptx::wgmma_m64k32_e4m3<Tile::kBlockN>(
+        sum, gemm::taught::kstep_descriptor(a_rows, step),
+        gemm::taught::kstep_descriptor(b_tile, step), /*accumulate=*/step > 0);
   gemm::ptx::wgmma_commit_group();
   return scales;
 }
@@ -315,9 +310,9 @@ __global__ void __launch_bounds__(Tile::kThreads, kBlocksPerSm)
     mma_promote_slices<Tile>(pipeline, shared, accumulator[0], even_sum, odd_sum, first_row,
                              b_scales, item.col0, k_slices, b_scale_stride, read_state);
     // Lesson 15's epilogue: stmatrix into swizzled subtiles, TMA stores.
-    lesson15::store_item<Tile, lesson15::PlainEpilogue>(shared.gemm, d_map, accumulator, consumer,
-                                                        item, lesson15::EpilogueParams{1, 0, nullptr},
-                                                        stored++);
+    lesson15::store_item<Tile, lesson15::PlainEpilogue>(
+        shared.gemm, d_map, accumulator, consumer, item,
+        lesson15::EpilogueParams{/*alpha=*/1, /*beta=*/0, /*bias=*/nullptr}, stored++);
   }
   lesson15::store_tail();
 }
