@@ -57,7 +57,7 @@ COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell 
 # The CSV names the GPU: results_table.py --store files it and its page under that GPU's model.
 bench: configure
 	cmake --build $(BUILD) -j $(JOBS) --target gemm_bench
-	$(BUILD)/lessons/gemm_bench --csv $(BUILD)/bench_results.csv --commit $(COMMIT)
+	$(BUILD)/profiles/gemm_bench --csv $(BUILD)/bench_results.csv --commit $(COMMIT)
 	$(PYTHON) profiles/results_table.py $(BUILD)/bench_results.csv --store docs/results
 
 # The configuration tables of the READMEs (tile shapes, stage counts): profiles/sweeps/<group>.csv.
@@ -66,9 +66,9 @@ sweep: configure
 	cmake --build $(BUILD) -j $(JOBS) --target gemm_sweep
 	$(BUILD)/profiles/gemm_sweep --out-dir profiles/sweeps --commit $(COMMIT) $(if $(GROUPS),--groups $(GROUPS)) $(if $(SHAPES),--shapes $(SHAPES))
 
-# lessons/diff.py reads the parent from the lesson's kernel.cuh; CODE=1 (not 0): code only.
+# profiles/diff.py reads the parent from the lesson's kernel.cuh; CODE=1 (not 0): code only.
 diff:
-	@$(PYTHON) lessons/diff.py "$(L)" $(if $(filter-out 0,$(CODE)),--code)
+	@$(PYTHON) profiles/diff.py "$(L)" $(if $(filter-out 0,$(CODE)),--code)
 
 resources:
 	@cmake -S . -B $(BUILD)/resources -DCMAKE_BUILD_TYPE=Release -DGEMM_PTXAS_VERBOSE=ON $(CMAKE_ARGS) > /dev/null

@@ -8,6 +8,8 @@
 
 #include "common/exercise.hpp"  // the stub of an exercise region a hand-out leaves to write
 #include "common/gemm.hpp"
+#include "common/schedule/kernel_shape.hpp"
+#include "common/schedule/stream_k.hpp"
 
 namespace gemm {
 
@@ -24,13 +26,23 @@ enum class Operands {
   e4m3_block_scaled,
 };
 
-// One compiled configuration of a lesson that has several (lesson 16): a name, and the launch and
-// workspace of that configuration alone.
+// One compiled configuration of a lesson that has several (lessons 16-18): its name, what the
+// cost model knows of it, and whether the model weighs it (or it runs only when forced).
 struct Configuration {
   const char* name;  // e.g. "128x256_c2_sk8"
-  void (*launch)(const GemmArgs& args, cudaStream_t stream);
-  size_t (*workspace_bytes)(const GemmProblem& problem);  // nullptr: none
-  size_t (*workspace_flag_bytes)(const GemmProblem& problem);  // Lesson::workspace_flag_bytes
+  KernelShape shape;
+  bool weighed = true;
+};
+
+// What a lesson of the final kernel (lessons 15-19) decides for a problem, once: which of its
+// configurations runs, the schedule of its persistent grid, and the workspace that schedule needs.
+// The harness takes this one value to size the workspace, to launch, to check the flags and to
+// report, so that they cannot disagree.
+struct LaunchPlan {
+  int configuration = -1;  // an index of Lesson::configurations; -1 for a lesson with one
+  StreamKPlan schedule{};
+  size_t workspace_bytes = 0;       // what the launch needs, and of it ...
+  size_t workspace_flag_bytes = 0;  // ... the leading flags every launch leaves zero (Stream-K)
 };
 
 // Everything the harness, the tests, the benchmark and the grader need to know about a lesson.
@@ -54,15 +66,20 @@ struct Lesson {
   // Of a workspace that resets itself, the leading bytes that hold what each launch must leave
   // zero (Stream-K's flags; the partial sums after them may keep anything). The check reads them
   // after the lesson's launch: a kernel that forgets the reset fails there, whatever its output.
+  // (A lesson with a plan says it in its LaunchPlan instead.)
   size_t (*workspace_flag_bytes)(const GemmProblem& problem) = nullptr;
   // The lesson computes lesson 15's fused epilogue (alpha, beta * C, bias, activation). Lessons
   // without it are only ever handed the plain product (Epilogue::is_plain()).
   bool fused_epilogue = false;
-  // The lesson's compiled configurations, if it has several (lesson 16): its launch chooses one
-  // per problem (chosen_configuration says which), and `--config NAME` runs one of them instead.
+  // NEW in lesson 15: a lesson of the final kernel decides its launch once per problem (plan;
+  // `configuration` >= 0 forces that configuration, -1 lets the lesson choose) and launches on what
+  // it decided (launch_planned). Its workspace comes from the plan, not from workspace_bytes.
+  LaunchPlan (*plan)(const GemmProblem& problem, int configuration) = nullptr;
+  void (*launch_planned)(const GemmArgs& args, const LaunchPlan& plan, cudaStream_t stream) = nullptr;
+  // The lesson's compiled configurations, if it has several (lesson 16): its plan chooses one per
+  // problem, and `--config NAME` runs one of them instead.
   const Configuration* configurations = nullptr;
   int configuration_count = 0;
-  int (*chosen_configuration)(const GemmProblem& problem) = nullptr;  // an index of configurations
   int forced_configuration = -1;  // >= 0: this entry runs that configuration alone (below)
   // The lesson's kernel is launched as a dependent of the kernel ahead of it in the stream, and
   // waits for it on the device (lesson 17): the check makes its inputs arrive late (runner.hpp).
@@ -75,18 +92,32 @@ struct Lesson {
 // The lesson entry that runs configuration `index` of `lesson` alone (`--config NAME`).
 inline Lesson with_configuration(const Lesson& lesson, int index) {
   Lesson forced = lesson;
-  forced.launch = lesson.configurations[index].launch;
-  forced.workspace_bytes = lesson.configurations[index].workspace_bytes;
-  forced.workspace_flag_bytes = lesson.configurations[index].workspace_flag_bytes;
   forced.forced_configuration = index;
   return forced;
 }
 
-// The name of the configuration that `lesson` runs for `problem`; empty for a lesson with one.
-inline std::string configuration_name(const Lesson& lesson, const GemmProblem& problem) {
-  if (lesson.forced_configuration >= 0) return lesson.configurations[lesson.forced_configuration].name;
-  if (lesson.chosen_configuration) return lesson.configurations[lesson.chosen_configuration(problem)].name;
-  return "";
+// What `lesson` runs for `problem`: its plan, or for a lesson without one (lessons 01-14), the
+// workspace its functions ask for.
+inline LaunchPlan plan_launch(const Lesson& lesson, const GemmProblem& problem) {
+  if (lesson.plan) return lesson.plan(problem, lesson.forced_configuration);
+  LaunchPlan plan;
+  plan.workspace_bytes = lesson.workspace_bytes ? lesson.workspace_bytes(problem) : 0;
+  plan.workspace_flag_bytes = lesson.workspace_flag_bytes ? lesson.workspace_flag_bytes(problem) : 0;
+  return plan;
+}
+
+// One launch of `lesson` on what plan_launch decided.
+inline void launch_planned(const Lesson& lesson, const GemmArgs& args, const LaunchPlan& plan,
+                           cudaStream_t stream) {
+  if (lesson.launch_planned)
+    lesson.launch_planned(args, plan, stream);
+  else
+    lesson.launch(args, stream);
+}
+
+// The name of the configuration that a plan of `lesson` runs; empty for a lesson with one.
+inline std::string configuration_name(const Lesson& lesson, const LaunchPlan& plan) {
+  return plan.configuration >= 0 ? lesson.configurations[plan.configuration].name : "";
 }
 
 // The index of the configuration called `name`, or -1.

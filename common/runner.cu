@@ -198,14 +198,15 @@ GemmArgs LessonRunner::args(const Lesson& lesson, Workspace& workspace) {
                              "them (Operands::e4m3_block_scaled)");
     args.fp8 = fp8_inputs_->operands();
   }
-  if (lesson.workspace_bytes) {
-    const size_t bytes = lesson.workspace_bytes(problem_);
-    if (bytes != workspace.memory.bytes()) {
-      workspace.memory.resize(bytes);  // new memory: its contents are unknown
-      workspace.zeroed = false;
-    }
-    args.workspace = workspace.memory.get();
+  // What the lesson runs for the problem, decided once for this operation: the launches, the
+  // workspace and the flag check all take this plan.
+  workspace.plan = plan_launch(lesson, problem_);
+  const size_t bytes = workspace.plan.workspace_bytes;
+  if (bytes != workspace.memory.bytes()) {
+    workspace.memory.resize(bytes);  // new memory: its contents are unknown
+    workspace.zeroed = false;
   }
+  args.workspace = bytes > 0 ? workspace.memory.get() : nullptr;
   return args;
 }
 
@@ -221,7 +222,7 @@ void LessonRunner::prepare_workspace(const Lesson& lesson, Workspace& workspace,
 void LessonRunner::launch(const Lesson& lesson) {
   const GemmArgs lesson_args = args(lesson, workspace_);
   prepare_workspace(lesson, workspace_, stream_);
-  lesson.launch(lesson_args, stream_);
+  launch_planned(lesson, lesson_args, workspace_.plan, stream_);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -238,7 +239,8 @@ CheckPlan check_plan(const Lesson& lesson) {
   CheckPlan plan;
   plan.other_inputs_first = lesson.workspace_resets_itself || lesson.waits_for_prerequisite;
   plan.late_inputs = lesson.waits_for_prerequisite;
-  plan.flags_checked = lesson.workspace_resets_itself && lesson.workspace_flag_bytes != nullptr;
+  plan.flags_checked =
+      lesson.workspace_resets_itself && (lesson.plan || lesson.workspace_flag_bytes != nullptr);
   return plan;
 }
 
@@ -260,7 +262,7 @@ CheckResult LessonRunner::check(const Lesson& lesson) {
 }
 
 int64_t LessonRunner::flag_bytes_left_set(const Lesson& lesson) {
-  const size_t bytes = std::min(lesson.workspace_flag_bytes(problem_), workspace_.memory.bytes());
+  const size_t bytes = std::min(workspace_.plan.workspace_flag_bytes, workspace_.memory.bytes());
   std::vector<unsigned char> flags(bytes);
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   if (bytes > 0)
@@ -277,7 +279,7 @@ void LessonRunner::launch_on_other_inputs(const Lesson& lesson) {
   other_args.a = other_a.get();
   other_args.b = other_b.get();
   prepare_workspace(lesson, workspace_, stream_);
-  lesson.launch(other_args, stream_);
+  launch_planned(lesson, other_args, workspace_.plan, stream_);
   CUDA_CHECK(cudaGetLastError());
   // The buffers must outlive the launch.
   synchronize_or_timeout(stream_, launch_timeout_seconds());
@@ -314,7 +316,7 @@ EarlyWrites LessonRunner::launch_with_late_inputs(const Lesson& lesson) {
        int64_t(workspace_snapshot.size())}};
   LateInputWriter writer;
   writer.enqueue(copies, count, watches, kMaxLateWatches, stream_);
-  lesson.launch(lesson_args, stream_);  // right behind the writer: its dependent
+  launch_planned(lesson, lesson_args, workspace_.plan, stream_);  // right behind the writer: its dependent
   writer.open_gate();
   CUDA_CHECK(cudaGetLastError());
   // The saved copies and the snapshots must outlive the writer.
@@ -426,8 +428,8 @@ RunReport LessonRunner::check_and_time(const Lesson& lesson, const TimingOptions
   report.problem = problem_;
   report.seed = seed_;
   report.epilogue = epilogue_options_;
-  report.configuration = configuration_name(lesson, problem_);
   report.check = check(lesson);
+  report.configuration = configuration_that_ran(lesson);
   if (report.check->passed()) {
     report.reference_name = reference_name();
     report.timing = time_against_reference(lesson, options);
@@ -438,7 +440,9 @@ RunReport LessonRunner::check_and_time(const Lesson& lesson, const TimingOptions
 PairedTiming LessonRunner::time_lesson_with(const Lesson& lesson, const PairedTimer::Operation& other,
                                             const TimingOptions& options) {
   const GemmArgs lesson_args = args(lesson, workspace_);
-  return timer_.time([&](cudaStream_t stream) { lesson.launch(lesson_args, stream); }, other,
+  const LaunchPlan& plan = workspace_.plan;
+  return timer_.time([&](cudaStream_t stream) { launch_planned(lesson, lesson_args, plan, stream); },
+                     other,
                      options, stream_,
                      [&](cudaStream_t stream) { prepare_workspace(lesson, workspace_, stream); });
 }
@@ -486,8 +490,11 @@ PairedTiming LessonRunner::time_against_lesson(const Lesson& lesson, const Lesso
   const GemmArgs baseline_args = args(baseline, baseline_workspace_);
   // Each lesson has its own workspace, zeroed (where it must be) outside the timed runs.
   return timer_.time(
-      [&](cudaStream_t stream) { lesson.launch(lesson_args, stream); },
-      [&](cudaStream_t stream) { baseline.launch(baseline_args, stream); }, options, stream_,
+      [&](cudaStream_t stream) { launch_planned(lesson, lesson_args, workspace_.plan, stream); },
+      [&](cudaStream_t stream) {
+        launch_planned(baseline, baseline_args, baseline_workspace_.plan, stream);
+      },
+      options, stream_,
       [&](cudaStream_t stream) { prepare_workspace(lesson, workspace_, stream); },
       [&](cudaStream_t stream) { prepare_workspace(baseline, baseline_workspace_, stream); });
 }
@@ -751,7 +758,6 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
     report.problem = options.problem;
     report.seed = options.seed;
     report.epilogue = options.epilogue;
-    report.configuration = configuration_name(chosen, options.problem);
     if (options.check) report.check = runner.check(chosen);
     const bool check_failed = report.check && !report.check->passed();
     if (!check_failed && options.time) {
@@ -775,6 +781,7 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
         }
       }
     }
+    if (report.check || report.timing.timed()) report.configuration = runner.configuration_that_ran(chosen);
 
     switch (options.format) {
       case OutputFormat::table: std::printf("%s", format_table(report).c_str()); break;

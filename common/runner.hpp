@@ -190,15 +190,22 @@ class LessonRunner {
   // one left there; a lesson whose workspace must start zeroed gets it zeroed again first).
   void fill_workspace(const Lesson& lesson, unsigned char byte);
 
+  // The name of the configuration that the last check or timing of `lesson` ran (its plan for the
+  // current problem); empty for a lesson with one.
+  std::string configuration_that_ran(const Lesson& lesson) const {
+    return configuration_name(lesson, workspace_.plan);
+  }
+
   // How long a single launch may take before we call it a deadlock.
   double launch_timeout_seconds() const;
 
  private:
-  // A lesson's workspace, and whether it holds zeros now: what a lesson whose workspace resets
-  // itself leaves after every launch.
+  // A lesson's workspace, whether it holds zeros now (what a lesson whose workspace resets itself
+  // leaves after every launch), and the plan it was sized for.
   struct Workspace {
     DeviceBuffer<unsigned char> memory;
     bool zeroed = false;
+    LaunchPlan plan;  // what the lesson that uses it runs for the current problem (args())
   };
   GemmArgs args(const Lesson& lesson, Workspace& workspace);
   // verify_current_output for lesson 18's operands.

@@ -72,6 +72,16 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled_function() {
 
 }  // namespace
 
+CUtensorMapSwizzle swizzle_of_row_bytes(int row_bytes) {
+  switch (row_bytes) {
+    case 128: return CU_TENSOR_MAP_SWIZZLE_128B;
+    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
+  }
+  throw std::invalid_argument("no TMA swizzle spans rows of " + std::to_string(row_bytes) +
+                              " bytes (128, 64 or 32)");
+}
+
 TensorMapArgs kmajor_tile_map_args(int64_t rows, int64_t k, int box_rows, int box_k,
                                    CUtensorMapSwizzle swizzle) {
   return kmajor_tile_map_args(MapElement::bf16, rows, k, box_rows, box_k, swizzle);

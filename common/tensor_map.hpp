@@ -50,6 +50,10 @@ TensorMapArgs kmajor_tile_map_args(MapElement element, int64_t rows, int64_t k, 
                                    int box_k,
                                    CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B);
 
+// The swizzle whose span is a row of `row_bytes` (128, 64 or 32; std::invalid_argument otherwise):
+// the final kernel's epilogue subtiles are 64, 32 or 16 bf16 wide (common/hopper/kernel_tile.hpp).
+CUtensorMapSwizzle swizzle_of_row_bytes(int row_bytes);
+
 // One line describing the arguments, for error messages:
 // "globalDim = {264, 333}, globalStrides = {528} bytes, boxDim = {64, 128}, swizzle = 128B".
 std::string to_string(const TensorMapArgs& args);

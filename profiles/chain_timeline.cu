@@ -19,7 +19,8 @@
 #include "common/activity_timeline.hpp"
 #include "common/cli.hpp"
 #include "common/runner.hpp"
-#include "lessons/17_dependent_launch/chain.cuh"
+#include "common/mlp_chain.hpp"
+#include "lessons/registry.hpp"
 
 namespace {
 
@@ -58,17 +59,18 @@ int main(int argc, char** argv) {
   }
   try {
     gemm::LessonRunner runner(0);
-    if (const auto reason = gemm::unsupported_reason(lesson17::kLesson, runner.device())) {
+    if (const auto reason = gemm::unsupported_reason(gemm::lessons::lesson17(), runner.device())) {
       std::fprintf(stderr, "chain_timeline: error: %s\n", reason->c_str());
       return gemm::kExitUnsupportedGpu;
     }
     for (const int64_t tokens : token_counts) {
-      lesson17::MlpShape shape;
+      gemm::MlpShape shape;
       shape.tokens = tokens;
-      lesson17::MlpChain chain(shape, /*seed=*/1, runner.stream());
-      for (const lesson17::ChainVariant variant :
-           {lesson17::ChainVariant::stream_order, lesson17::ChainVariant::dependent_launch,
-            lesson17::ChainVariant::graph}) {
+      gemm::MlpChain chain(shape, /*seed=*/1, runner.stream(), gemm::lessons::lesson16(),
+                           gemm::lessons::lesson17());
+      for (const gemm::ChainVariant variant :
+           {gemm::ChainVariant::stream_order, gemm::ChainVariant::dependent_launch,
+            gemm::ChainVariant::graph}) {
         // Untraced first: one-time set-up, the graph's capture, the clock.
         for (int i = 0; i < 5; ++i) chain.run(variant, runner.stream());
         CUDA_CHECK(cudaStreamSynchronize(runner.stream()));
@@ -81,7 +83,7 @@ int main(int argc, char** argv) {
           }
           gemms = gemms_of(timeline.spans());
         }
-        std::printf("%lld tokens, %s:\n", (long long)tokens, lesson17::variant_name(variant));
+        std::printf("%lld tokens, %s:\n", (long long)tokens, gemm::variant_name(variant));
         for (size_t i = 0; i + 1 < gemms.size(); i += 2) {
           const gemm::ActivitySpan &up = gemms[i], &down = gemms[i + 1];
           const double origin = double(up.start_ns);

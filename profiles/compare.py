@@ -20,7 +20,8 @@ gpu_model() names the folders), and the folder is the first of:
 --reference-dir FOLDER reads the references from FOLDER instead, whatever the GPU.
 
 A lesson's kernel is found in an export by its namespace: kernel_namespace() reads it from the
-lesson's sources (lesson 16 runs lesson 15's kernel, so its kernel is lesson15::gemm_kernel<...>).
+lesson's sources (lessons 15-18 run the final kernel, gemm::hopper::gemm_kernel<...>, with their
+own pieces).
 
 The table lists the metrics of profiles/metrics.csv: first the ones the LAST lesson named is meant
 to move (profiles/focus.csv, marked *), then the rest. Each later lesson gets a column with the
@@ -109,11 +110,12 @@ VARIANT_WORDS = ("pcie", "nvl")
 IGNORED_WORDS = re.compile(r"\d+gb?|hbm\d+e?|sxm\d*")
 MODEL_FOLDER = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
-# A lesson's kernel: a __global__ function of its kernel.cuh, or else the kernel of a lesson whose
-# kernel.cuh it includes (lesson 16 launches instantiations of lesson 15's kernel).
+# A lesson's kernel: a __global__ function of its kernel.cuh, or else the kernel of a header it
+# includes: the final kernel of common/hopper/gemm_kernel.cuh (lessons 15-18), or another lesson's.
 GLOBAL_FUNCTION = re.compile(r"\b__global__\b")
-LESSON_KERNEL_INCLUDE = re.compile(
-    r'^[ \t]*#[ \t]*include[ \t]+"lessons/(\d\d)_[^/"]+/kernel\.cuh"', re.MULTILINE)
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"(?P<path>[^"]+)"', re.MULTILINE)
+LESSON_KERNEL = re.compile(r"lessons/(\d\d)_[^/]+/kernel\.cuh")
+NAMESPACE_OPENING = re.compile(r"\bnamespace\s+([\w:]+)\s*\{")
 CPP_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
@@ -197,31 +199,42 @@ def lesson_kernel_source(lesson, lessons_dir=DEFAULT_LESSONS_DIR):
 def kernel_namespace(lesson, lessons_dir=DEFAULT_LESSONS_DIR):
     """The namespace of the kernel that lesson NN runs, read from the lessons' sources.
 
-    'lessonNN' when its kernel.cuh defines a __global__ function (comments aside). Otherwise the
-    lesson runs the kernel of a lesson it includes: its #include "lessons/MM_<slug>/kernel.cuh"
-    lines are followed in order, depth first, to the first lesson that defines one. Lesson 16 ->
-    'lesson15'; lesson 17, which includes lessons 15 and 16 but defines its own -> 'lesson17'.
+    'lessonNN' when its kernel.cuh defines a __global__ function (comments aside). Otherwise its
+    #include lines are followed in order, depth first, to the first source that defines one: a
+    lesson's kernel.cuh gives that lesson's namespace, a common header the namespace the kernel is
+    declared in. Lessons 15-18 -> 'gemm::hopper' (the final kernel, common/hopper/gemm_kernel.cuh).
     """
+    root = Path(lessons_dir).resolve().parent
     visited = set()
 
-    def search(current):
-        if current in visited:
+    def search(path, namespace):
+        if path in visited:
             return None
-        visited.add(current)
-        code = CPP_COMMENT.sub("", "\n".join(read_text_lines(
-            lesson_kernel_source(current, lessons_dir))))
-        if GLOBAL_FUNCTION.search(code):
-            return f"lesson{current}"
-        for included in LESSON_KERNEL_INCLUDE.findall(code):
-            found = search(included)
+        visited.add(path)
+        code = CPP_COMMENT.sub("", "\n".join(read_text_lines(path)))
+        kernel = GLOBAL_FUNCTION.search(code)
+        if kernel:
+            if namespace:
+                return namespace
+            openings = NAMESPACE_OPENING.findall(code[:kernel.start()])
+            return openings[-1] if openings else None
+        for include in INCLUDE.finditer(code):
+            lesson_include = LESSON_KERNEL.fullmatch(include["path"])
+            if lesson_include:
+                found = search(lesson_kernel_source(lesson_include[1], lessons_dir),
+                               f"lesson{lesson_include[1]}")
+            elif (root / include["path"]).is_file():
+                found = search(root / include["path"], None)
+            else:
+                found = None
             if found:
                 return found
         return None
 
-    namespace = search(lesson)
+    namespace = search(lesson_kernel_source(lesson, lessons_dir), f"lesson{lesson}")
     if namespace is None:
         raise ProfileError(f"lesson {lesson}: {lesson_kernel_source(lesson, lessons_dir)} defines "
-                           "no __global__ kernel, and no lesson it includes does")
+                           "no __global__ kernel, and no header it includes does")
     return namespace
 
 

@@ -22,8 +22,9 @@ The ncu options, and why (docs/profiling.md explains them for students):
     --kernel-name regex:^(void )?lessonNN::
                                    ... in namespace lessonNN (templates print "void " first), so
                                    the harness's own kernels (random fill, NaN poison) are ignored.
-                                   A lesson that runs another lesson's kernel is profiled in that
-                                   lesson's namespace: lesson 16 in lesson15:: (compare.py's
+                                   A lesson that runs a kernel of a header it includes is
+                                   profiled in that kernel's namespace: lessons 15-18 in
+                                   gemm::hopper::, the final kernel (compare.py's
                                    kernel_namespace reads it from the sources)
     --launch-skip 1                skip the warm-up launch: it also pays for loading the
                                    module and starts with a cold instruction cache

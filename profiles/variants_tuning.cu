@@ -1,19 +1,47 @@
-// Lesson 15's configurations: the tuning grid behind its README (profiles/variants.hpp). Each
-// variant is the plain product (the fused epilogue only changes the epilogue's arithmetic).
+// Lesson 15's configurations: the tuning grid behind its README (profiles/variants.hpp): its tile
+// with other stage counts, epilogue buffers and raster groups. Each variant is the plain product
+// (the fused epilogue only changes the epilogue's arithmetic), in the final kernel with lesson 15's
+// epilogue (its common copy).
 #include "profiles/variants.hpp"
 
-#include "lessons/15_tma_store_epilogue/kernel.cuh"
+#include "common/hopper/epilogue_tma_store.hpp"
+#include "common/hopper/gemm_kernel.cuh"
+#include "common/hopper/mainloop_bf16.hpp"
+#include "lessons/registry.hpp"
 
 namespace sweep {
 namespace {
 
-// Lesson 15 with tile shape <128, 256, Stages, Buffers> and raster group Group.
+// Lesson 15's kernel with <Stages> stages and <Buffers> subtile buffers per consumer.
+template <int Stages, int Buffers>
+using Tuned = gemm::hopper::Configured<gemm::hopper::Kernel<
+    gemm::hopper::KernelTile<128, 256, 2, Stages, gemm::hopper::ConsumerKind::cooperative, 64,
+                             Buffers>,
+    gemm::hopper::Bf16Mainloop,
+    gemm::taught::TmaStoreEpilogue<
+        gemm::hopper::KernelTile<128, 256, 2, Stages, gemm::hopper::ConsumerKind::cooperative, 64,
+                                 Buffers>,
+        gemm::hopper::PlainEpilogue>>>;
+
+// Its plan (lesson 14's Stream-K rule) and its launch in raster groups of Group.
+template <int Stages, int Buffers>
+gemm::LaunchPlan tuned_plan(const gemm::GemmProblem& problem, int) {
+  using C = Tuned<Stages, Buffers>;
+  const gemm::StreamKPlan schedule = C::schedule(problem, gemm::kStreamKMinIterations);
+  return {-1, schedule, C::workspace_bytes(schedule), C::workspace_flag_bytes(schedule)};
+}
+template <int Stages, int Buffers, int Group>
+void tuned_launch(const gemm::GemmArgs& args, const gemm::LaunchPlan& plan, cudaStream_t stream) {
+  Tuned<Stages, Buffers>::launch(args, plan.schedule, stream, Group);
+}
+
 template <int Stages, int Buffers, int Group>
 Variant tuning(const char* name, bool is_default) {
-  using Tile = lesson15::TileShape<Stages, Buffers>;
-  return {"tuning_15", name, is_default,
-          with_launch(lesson15::kLesson, &lesson15::launch_kind<Tile, lesson15::PlainEpilogue, Group>,
-                      &lesson15::workspace_bytes_tile<Tile>)};
+  gemm::Lesson lesson = gemm::lessons::lesson15();
+  lesson.fused_epilogue = false;
+  lesson.plan = &tuned_plan<Stages, Buffers>;
+  lesson.launch_planned = &tuned_launch<Stages, Buffers, Group>;
+  return {"tuning_15", name, is_default, lesson};
 }
 
 }  // namespace

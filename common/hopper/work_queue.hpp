@@ -53,6 +53,13 @@ struct WorkQueue {
     state.advance();
   }
 
+  // The producer thread's post of its position-th item (0, 1, ...): the state follows from the
+  // position, where the producer has no register to spare for it (the final kernel, lesson 15).
+  __device__ void post_at(int64_t position, const WorkItem& item) {
+    State state = State::producer_start().advanced(int(position));
+    post(state, item);
+  }
+
   // Every consumer thread; `state` starts at State::consumer_start(). Lane 0 of each warp waits,
   // reads the slot and releases it; the other lanes get the item from lane 0 by shuffles. (Had
   // every lane read the slot, a __syncwarp before lane 0's release would order those reads before

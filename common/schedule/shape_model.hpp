@@ -1,7 +1,9 @@
 #pragma once
-// The cost model of lesson 16: which compiled configuration of lesson 15's kernel a problem runs,
-// from the busiest worker's k-iterations (the waves), the time of one k-iteration (tensor cores or
-// L2 reads), a cost per work item, the Stream-K partial sums, the launch and the DRAM floor.
+// The cost model of lesson 16: which configuration of the final kernel a problem runs, from the
+// busiest worker's k-iterations (the waves), the time of one k-iteration (tensor cores or L2
+// reads), a cost per work item, the Stream-K partial sums, the launch and the DRAM floor. It
+// estimates the schedule that the configuration's launch runs (gemm::plan_schedule), which the
+// caller hands it.
 // Taught in lesson 16: lessons/16_shape_heuristics/kernel.cuh spells it out with its exercise
 // regions (tests/tools/test_teaching_copies.py keeps the two identical). Host code, unit-tested on
 // the CPU (tests/host/shape_model_test.cpp).
@@ -10,24 +12,17 @@
 #include <limits>
 
 #include "common/gemm.hpp"
-#include "common/hopper/tile_shape.hpp"
+#include "common/schedule/kernel_shape.hpp"
 #include "common/schedule/stream_k.hpp"
 
 namespace gemm::taught {
 
 // BEGIN TEACHING COPY(shape_model)
-// What the cost model knows of a configuration.
-struct KernelShape {
-  int block_m, block_n;  // the tile of D that one block computes
-  int cluster_m;         // blocks per cluster along M: each loads 1 / cluster_m of B (multicast)
-  int64_t stream_k_min_iterations;  // the threshold of the configuration's Stream-K plans
-};
-
 // The costs of the H100 SXM that the model uses, fitted to the oracle sweep of the standard shapes
-// (README; profiles/sweeps/configs_16.csv). On any Hopper GPU the lesson takes the DRAM rate from
-// the GPU itself (costs_on_this_gpu), and these for the rest.
+// (README; profiles/sweeps/configs_16.csv), for bf16 operands. On any Hopper GPU the lesson takes
+// the DRAM rate from the GPU itself (costs_on_this_gpu), and these for the rest.
 struct MachineCosts {
-  double macs_per_ns_per_sm;      // bf16 multiply-adds one SM's tensor cores do, at the clock under load
+  double macs_per_ns_per_sm;      // multiply-adds one SM's tensor cores do, at the clock under load
   double l2_bytes_per_ns_per_sm;  // what one SM's TMA loads read from L2 (a multicast: once)
   double dram_bytes_per_ns;       // what the whole GPU reads from and writes to DRAM
   double launch_ns;               // once per launch: the launch, barrier set-up, the first loads
@@ -43,16 +38,6 @@ inline constexpr MachineCosts kH100Costs{
     .stream_k_unit_ns = 8750.0,
 };
 
-// The Stream-K plan (lesson 14) that a configuration makes for a problem on `workers` resident
-// clusters: the kernel's own plan (lesson 15's plan_for) for the GPU's count of workers.
-inline gemm::StreamKPlan plan_on(const KernelShape& shape, const gemm::GemmProblem& p,
-                                 int64_t workers) {
-  const int64_t tiles = gemm::ceil_div<int64_t>(p.m, int64_t(shape.block_m) * shape.cluster_m) *
-                        gemm::ceil_div<int64_t>(p.n, shape.block_n);
-  return gemm::plan_stream_k(tiles, workers, gemm::ceil_div<int64_t>(p.k, gemm::hopper::kBlockK),
-                             /*reverse=*/true, shape.stream_k_min_iterations);
-}
-
 // The wave term: the k-iterations of the busiest worker, which sets the time, since a launch ends
 // when its last worker does. With T whole tiles of K iterations on W workers, that is
 // ceil(T / W) * K: the last wave costs as much as a full one however few tiles it holds. A Stream-K
@@ -65,32 +50,32 @@ inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
   return stream_k_share + gemm::data_parallel_count(plan, 0) * plan.k_iterations;
 }
 
-// The time of one k-iteration (a 64-deep slice) of one block. The producer runs ahead of the
-// consumers by the ring's stages, so loading the next slices and multiplying this one overlap, and
-// the slower of the two sets the pace: the tensor cores' time for the tile's multiply-adds, or the
-// time L2 takes to serve the block's own loads of A and B. A block loads all of its A rows but
-// only 1 / cluster_m of B: the cluster's multicast brings the rest, which L2 reads once for all
-// the blocks of the cluster. So the bytes counted are those L2 reads for the block, not those it
-// receives: a 128 x 256 block in a cluster of two receives (128 + 256) x 128 bytes per k-iteration
-// and is charged (128 + 128) x 128.
-inline double iteration_ns(const KernelShape& shape, const MachineCosts& costs) {
-  const double macs = double(shape.block_m) * shape.block_n * gemm::hopper::kBlockK;
-  const double bytes = double(shape.block_m + shape.block_n / shape.cluster_m) *
-                       gemm::hopper::kBlockK * sizeof(gemm::bf16);
+// The time of one k-iteration (a slice of slice_k values of K, a 128-byte row of each operand) of
+// one block. The producer runs ahead of the consumers by the ring's stages, so loading the next
+// slices and multiplying this one overlap, and the slower of the two sets the pace: the tensor
+// cores' time for the tile's multiply-adds, or the time L2 takes to serve the block's own loads of
+// A and B. A block loads all of its A rows but only 1 / cluster_m of B: the cluster's multicast
+// brings the rest, which L2 reads once for all the blocks of the cluster. So the bytes counted are
+// those L2 reads for the block, not those it receives: a 128 x 256 block of bf16 in a cluster of
+// two receives (128 + 256) x 128 bytes per k-iteration and is charged (128 + 128) x 128.
+inline double iteration_ns(const gemm::KernelShape& shape, const MachineCosts& costs) {
+  const double macs = double(shape.block_m) * shape.block_n * shape.slice_k;
+  const double bytes =
+      double(shape.block_m + shape.block_n / shape.cluster_m) * shape.slice_k * shape.operand_bytes;
   const double mma_ns = macs / costs.macs_per_ns_per_sm;
   const double load_ns = bytes / costs.l2_bytes_per_ns_per_sm;
   return mma_ns > load_ns ? mma_ns : load_ns;
 }
 
-// The estimated time of a configuration on a problem. The main loops and the DRAM traffic overlap:
-// the slower of the busiest worker's k-iterations and the whole problem's bytes sets the pace.
-// What comes after a main loop adds to it: the worker's work items (each ends in an epilogue), its
-// Stream-K units (each waits for the tile's other parts) and the partial sums that the part ending
-// a cut tile reads. A Stream-K plan that cuts few tiles into many parts pays for them even where
-// DRAM bounds the product, as in a decode step.
-inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, int64_t workers,
-                          const MachineCosts& costs) {
-  const gemm::StreamKPlan plan = plan_on(shape, p, workers);
+// The estimated time of a configuration on a problem, running the schedule `plan` (its launch's
+// own: gemm::plan_schedule). The main loops and the DRAM traffic overlap: the slower of the busiest
+// worker's k-iterations and the whole problem's bytes sets the pace. What comes after a main loop
+// adds to it: the worker's work items (each ends in an epilogue), its Stream-K units (each waits
+// for the tile's other parts) and the partial sums that the part ending a cut tile reads. A
+// Stream-K plan that cuts few tiles into many parts pays for them even where DRAM bounds the
+// product, as in a decode step.
+inline double estimate_ns(const gemm::KernelShape& shape, const gemm::StreamKPlan& plan,
+                          const gemm::GemmProblem& p, const MachineCosts& costs) {
   const int64_t items = gemm::stream_k_work_count(plan, 0);
   const int64_t stream_k_units = gemm::stream_k_unit_count(plan, 0);
   // A tile cut into parts of about `share` iterations has K / share of them, and the part that
@@ -99,7 +84,8 @@ inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, 
       plan.sk_tiles == 0 ? 0 : gemm::ceil_div<int64_t>(plan.k_iterations, plan.share);
   const double partial_bytes = double(parts) * shape.block_m * shape.block_n * sizeof(float);
   const double main_loop_ns = double(busiest_worker_iterations(plan)) * iteration_ns(shape, costs);
-  const double dram_bytes = double(p.m * p.k + p.n * p.k + p.m * p.n) * sizeof(gemm::bf16);
+  const double dram_bytes = double(p.m * p.k + p.n * p.k) * shape.operand_bytes +
+                            double(p.m * p.n) * sizeof(gemm::bf16);
   const double dram_ns = dram_bytes / costs.dram_bytes_per_ns;
   const double streaming_ns = main_loop_ns > dram_ns ? main_loop_ns : dram_ns;
   return costs.launch_ns + streaming_ns + double(items) * costs.item_ns +
@@ -107,14 +93,13 @@ inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, 
          partial_bytes / costs.l2_bytes_per_ns_per_sm;
 }
 
-// The configuration with the smallest estimate (the first of equal ones). workers[i]: the clusters
-// of configuration i that the GPU holds at once.
-inline int choose_configuration(const KernelShape* shapes, const int64_t* workers, int count,
-                                const gemm::GemmProblem& p, const MachineCosts& costs) {
+// The configuration with the smallest estimate, the first of equal ones: shapes[i] runs plans[i].
+inline int choose_configuration(const gemm::KernelShape* shapes, const gemm::StreamKPlan* plans,
+                                int count, const gemm::GemmProblem& p, const MachineCosts& costs) {
   int best = 0;
   double best_ns = std::numeric_limits<double>::infinity();
   for (int i = 0; i < count; ++i) {
-    const double ns = estimate_ns(shapes[i], p, workers[i], costs);
+    const double ns = estimate_ns(shapes[i], plans[i], p, costs);
     if (ns < best_ns) {
       best = i;
       best_ns = ns;

@@ -1,5 +1,5 @@
 // Lesson 04: XOR-swizzled shared memory.
 #include "common/runner.hpp"
-#include "lessons/04_swizzled_smem/kernel.cuh"
+#include "lessons/registry.hpp"
 
-int main(int argc, char** argv) { return gemm::run_lesson(lesson04::kLesson, argc, argv); }
+int main(int argc, char** argv) { return gemm::run_lesson(gemm::lessons::lesson04(), argc, argv); }

@@ -1,5 +1,5 @@
 // Lesson 06: fragment loads interleaved with the MMAs.
 #include "common/runner.hpp"
-#include "lessons/06_fragment_interleaving/kernel.cuh"
+#include "lessons/registry.hpp"
 
-int main(int argc, char** argv) { return gemm::run_lesson(lesson06::kLesson, argc, argv); }
+int main(int argc, char** argv) { return gemm::run_lesson(gemm::lessons::lesson06(), argc, argv); }

@@ -1,5 +1,5 @@
 // Lesson 12: thread-block clusters with TMA multicast.
 #include "common/runner.hpp"
-#include "lessons/12_cluster_multicast/kernel.cuh"
+#include "lessons/registry.hpp"
 
-int main(int argc, char** argv) { return gemm::run_lesson(lesson12::kLesson, argc, argv); }
+int main(int argc, char** argv) { return gemm::run_lesson(gemm::lessons::lesson12(), argc, argv); }

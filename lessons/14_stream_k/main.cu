@@ -1,5 +1,5 @@
 // Lesson 14: Stream-K.
 #include "common/runner.hpp"
-#include "lessons/14_stream_k/kernel.cuh"
+#include "lessons/registry.hpp"
 
-int main(int argc, char** argv) { return gemm::run_lesson(lesson14::kLesson, argc, argv); }
+int main(int argc, char** argv) { return gemm::run_lesson(gemm::lessons::lesson14(), argc, argv); }

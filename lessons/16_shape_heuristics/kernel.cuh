@@ -5,54 +5,60 @@
 // blocks. At 1024^3 that is 16 cluster tiles for the 66 clusters an H100 or H200 holds: a quarter
 // of the SMs work, and the kernel reaches half of cuBLAS. cuBLAS does not run one kernel: it
 // compiles many configurations and picks one per problem. So does this lesson, without writing a
-// new kernel: every configuration below is an instantiation of lesson 15's kernel (its tile's rows
-// and columns, its cluster size, its stages, and the threshold of its Stream-K plan), and a cost
-// model estimates the time each would take from what the hardware does:
+// new kernel: every configuration below is the final kernel of lesson 15 with other pieces (its
+// tile's rows and columns, its cluster size, its consumers, its epilogue's subtiles, its stages,
+// and the threshold of its Stream-K plan), and a cost model estimates the time each would take,
+// on the very schedule its launch would run, from what the hardware does:
 //   - the busiest worker's k-iterations: the waves, and how full the last one is;
 //   - the time of one k-iteration: the tensor cores' share of the tile, or the bytes the block's
-//     own loads read from L2, whichever is longer (a block in a cluster of two receives all of its
-//     B slice, but reads only half of it from L2: the other half is its partner's multicast);
+//     own loads read from L2 (a block in a cluster of two receives all of its B slice, but reads
+//     only half of it from L2: the other half is its partner's multicast);
 //   - a cost per work item (the part of the epilogue and the tile switch that MMAs do not hide)
 //     and the Stream-K fixup's partial sums;
 //   - the launch, and the DRAM floor: every operand read once and D written once.
-// The launch takes the configuration with the smallest estimate. The model is judged by what it
-// loses against the best configuration measured on each shape (README).
+// The plan takes the configuration with the smallest estimate, once per problem; the workspace,
+// the launch and the report all take that one plan. The model is judged by what it loses against
+// the best configuration measured on each shape (README).
 //
-// The lesson compiles no kernel of its own (its configurations are lesson 15's kernel), so the
-// grader checks no instructions of it: the host check shape_model tests what a student writes.
+// The lesson's code is the host's: the grader checks no instructions of it, and the host check
+// shape_model tests what a student writes.
 // Graded instruction signature: none
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <utility>
+#include <vector>
+
+#include <cuda_runtime_api.h>
 
 #include "common/device_facts.hpp"
 #include "common/gemm.hpp"
-#include "common/hopper/tile_shape.hpp"
+#include "common/hopper/epilogue_kind.hpp"
+#include "common/hopper/epilogue_tma_store.hpp"
+#include "common/hopper/gemm_kernel.cuh"
+#include "common/hopper/kernel_tile.hpp"
+#include "common/hopper/mainloop_bf16.hpp"
+#include "common/hopper/tile_scheduler.hpp"
 #include "common/launch.hpp"
 #include "common/lesson.hpp"
 #include "common/per_device.hpp"
+#include "common/schedule/kernel_shape.hpp"
 #include "common/schedule/stream_k.hpp"
-#include "common/shared_memory.hpp"
-#include "lessons/15_tma_store_epilogue/kernel.cuh"
 
 namespace lesson16 {
 
-// BEGIN TEACHING COPY(shape_model)
-// What the cost model knows of a configuration.
-struct KernelShape {
-  int block_m, block_n;  // the tile of D that one block computes
-  int cluster_m;         // blocks per cluster along M: each loads 1 / cluster_m of B (multicast)
-  int64_t stream_k_min_iterations;  // the threshold of the configuration's Stream-K plans
-};
+using gemm::taught::TmaStoreEpilogue;  // lesson 15's epilogue
 
+// BEGIN TEACHING COPY(shape_model)
 // The costs of the H100 SXM that the model uses, fitted to the oracle sweep of the standard shapes
-// (README; profiles/sweeps/configs_16.csv). On any Hopper GPU the lesson takes the DRAM rate from
-// the GPU itself (costs_on_this_gpu), and these for the rest.
+// (README; profiles/sweeps/configs_16.csv), for bf16 operands. On any Hopper GPU the lesson takes
+// the DRAM rate from the GPU itself (costs_on_this_gpu), and these for the rest.
 struct MachineCosts {
-  double macs_per_ns_per_sm;      // bf16 multiply-adds one SM's tensor cores do, at the clock under load
+  double macs_per_ns_per_sm;      // multiply-adds one SM's tensor cores do, at the clock under load
   double l2_bytes_per_ns_per_sm;  // what one SM's TMA loads read from L2 (a multicast: once)
   double dram_bytes_per_ns;       // what the whole GPU reads from and writes to DRAM
   double launch_ns;               // once per launch: the launch, barrier set-up, the first loads
@@ -68,16 +74,6 @@ inline constexpr MachineCosts kH100Costs{
     .stream_k_unit_ns = 8750.0,
 };
 
-// The Stream-K plan (lesson 14) that a configuration makes for a problem on `workers` resident
-// clusters: the kernel's own plan (lesson 15's plan_for) for the GPU's count of workers.
-inline gemm::StreamKPlan plan_on(const KernelShape& shape, const gemm::GemmProblem& p,
-                                 int64_t workers) {
-  const int64_t tiles = gemm::ceil_div<int64_t>(p.m, int64_t(shape.block_m) * shape.cluster_m) *
-                        gemm::ceil_div<int64_t>(p.n, shape.block_n);
-  return gemm::plan_stream_k(tiles, workers, gemm::ceil_div<int64_t>(p.k, gemm::hopper::kBlockK),
-                             /*reverse=*/true, shape.stream_k_min_iterations);
-}
-
 // The wave term: the k-iterations of the busiest worker, which sets the time, since a launch ends
 // when its last worker does. With T whole tiles of K iterations on W workers, that is
 // ceil(T / W) * K: the last wave costs as much as a full one however few tiles it holds. A Stream-K
@@ -86,43 +82,42 @@ inline gemm::StreamKPlan plan_on(const KernelShape& shape, const gemm::GemmProbl
 // T * K, over the work its workers could have done meanwhile, W times this.
 inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
   // BEGIN EXERCISE(busiest_worker, returns, host-check=shape_model): the k-iterations of the
-  //   busiest worker of the plan: its share of the Stream-K tiles, then its whole tiles
+  //   busiest worker of the plan
   const int64_t stream_k_share =
       plan.sk_tiles == 0 ? 0 : plan.share + (plan.longer > 0 ? 1 : 0);
   return stream_k_share + gemm::data_parallel_count(plan, 0) * plan.k_iterations;
   // END EXERCISE
 }
 
-// The time of one k-iteration (a 64-deep slice) of one block. The producer runs ahead of the
-// consumers by the ring's stages, so loading the next slices and multiplying this one overlap, and
-// the slower of the two sets the pace: the tensor cores' time for the tile's multiply-adds, or the
-// time L2 takes to serve the block's own loads of A and B. A block loads all of its A rows but
-// only 1 / cluster_m of B: the cluster's multicast brings the rest, which L2 reads once for all
-// the blocks of the cluster. So the bytes counted are those L2 reads for the block, not those it
-// receives: a 128 x 256 block in a cluster of two receives (128 + 256) x 128 bytes per k-iteration
-// and is charged (128 + 128) x 128.
-inline double iteration_ns(const KernelShape& shape, const MachineCosts& costs) {
+// The time of one k-iteration (a slice of slice_k values of K, a 128-byte row of each operand) of
+// one block. The producer runs ahead of the consumers by the ring's stages, so loading the next
+// slices and multiplying this one overlap, and the slower of the two sets the pace: the tensor
+// cores' time for the tile's multiply-adds, or the time L2 takes to serve the block's own loads of
+// A and B. A block loads all of its A rows but only 1 / cluster_m of B: the cluster's multicast
+// brings the rest, which L2 reads once for all the blocks of the cluster. So the bytes counted are
+// those L2 reads for the block, not those it receives: a 128 x 256 block of bf16 in a cluster of
+// two receives (128 + 256) x 128 bytes per k-iteration and is charged (128 + 128) x 128.
+inline double iteration_ns(const gemm::KernelShape& shape, const MachineCosts& costs) {
   // BEGIN EXERCISE(iteration_bound, returns, host-check=shape_model): the time of one k-iteration
-  //   of a block: its tensor cores' time for the tile's multiply-adds, or the time its bytes of A
-  //   and B take from L2, whichever is longer
-  const double macs = double(shape.block_m) * shape.block_n * gemm::hopper::kBlockK;
-  const double bytes = double(shape.block_m + shape.block_n / shape.cluster_m) *
-                       gemm::hopper::kBlockK * sizeof(gemm::bf16);
+  //   of a block
+  const double macs = double(shape.block_m) * shape.block_n * shape.slice_k;
+  const double bytes =
+      double(shape.block_m + shape.block_n / shape.cluster_m) * shape.slice_k * shape.operand_bytes;
   const double mma_ns = macs / costs.macs_per_ns_per_sm;
   const double load_ns = bytes / costs.l2_bytes_per_ns_per_sm;
   return mma_ns > load_ns ? mma_ns : load_ns;
   // END EXERCISE
 }
 
-// The estimated time of a configuration on a problem. The main loops and the DRAM traffic overlap:
-// the slower of the busiest worker's k-iterations and the whole problem's bytes sets the pace.
-// What comes after a main loop adds to it: the worker's work items (each ends in an epilogue), its
-// Stream-K units (each waits for the tile's other parts) and the partial sums that the part ending
-// a cut tile reads. A Stream-K plan that cuts few tiles into many parts pays for them even where
-// DRAM bounds the product, as in a decode step.
-inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, int64_t workers,
-                          const MachineCosts& costs) {
-  const gemm::StreamKPlan plan = plan_on(shape, p, workers);
+// The estimated time of a configuration on a problem, running the schedule `plan` (its launch's
+// own: gemm::plan_schedule). The main loops and the DRAM traffic overlap: the slower of the busiest
+// worker's k-iterations and the whole problem's bytes sets the pace. What comes after a main loop
+// adds to it: the worker's work items (each ends in an epilogue), its Stream-K units (each waits
+// for the tile's other parts) and the partial sums that the part ending a cut tile reads. A
+// Stream-K plan that cuts few tiles into many parts pays for them even where DRAM bounds the
+// product, as in a decode step.
+inline double estimate_ns(const gemm::KernelShape& shape, const gemm::StreamKPlan& plan,
+                          const gemm::GemmProblem& p, const MachineCosts& costs) {
   const int64_t items = gemm::stream_k_work_count(plan, 0);
   const int64_t stream_k_units = gemm::stream_k_unit_count(plan, 0);
   // A tile cut into parts of about `share` iterations has K / share of them, and the part that
@@ -131,7 +126,8 @@ inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, 
       plan.sk_tiles == 0 ? 0 : gemm::ceil_div<int64_t>(plan.k_iterations, plan.share);
   const double partial_bytes = double(parts) * shape.block_m * shape.block_n * sizeof(float);
   const double main_loop_ns = double(busiest_worker_iterations(plan)) * iteration_ns(shape, costs);
-  const double dram_bytes = double(p.m * p.k + p.n * p.k + p.m * p.n) * sizeof(gemm::bf16);
+  const double dram_bytes = double(p.m * p.k + p.n * p.k) * shape.operand_bytes +
+                            double(p.m * p.n) * sizeof(gemm::bf16);
   const double dram_ns = dram_bytes / costs.dram_bytes_per_ns;
   const double streaming_ns = main_loop_ns > dram_ns ? main_loop_ns : dram_ns;
   return costs.launch_ns + streaming_ns + double(items) * costs.item_ns +
@@ -139,14 +135,13 @@ inline double estimate_ns(const KernelShape& shape, const gemm::GemmProblem& p, 
          partial_bytes / costs.l2_bytes_per_ns_per_sm;
 }
 
-// The configuration with the smallest estimate (the first of equal ones). workers[i]: the clusters
-// of configuration i that the GPU holds at once.
-inline int choose_configuration(const KernelShape* shapes, const int64_t* workers, int count,
-                                const gemm::GemmProblem& p, const MachineCosts& costs) {
+// The configuration with the smallest estimate, the first of equal ones: shapes[i] runs plans[i].
+inline int choose_configuration(const gemm::KernelShape* shapes, const gemm::StreamKPlan* plans,
+                                int count, const gemm::GemmProblem& p, const MachineCosts& costs) {
   int best = 0;
   double best_ns = std::numeric_limits<double>::infinity();
   for (int i = 0; i < count; ++i) {
-    const double ns = estimate_ns(shapes[i], p, workers[i], costs);
+    const double ns = estimate_ns(shapes[i], plans[i], p, costs);
     if (ns < best_ns) {
       best = i;
       best_ns = ns;
@@ -155,112 +150,6 @@ inline int choose_configuration(const KernelShape* shapes, const int64_t* worker
   return best;
 }
 // END TEACHING COPY
-
-// NEW in lesson 16: the tiles. Lesson 15's kernel takes any tile whose shape has the members of
-// lesson 15's TileShape: BlockM rows of D (64: one consumer warpgroup; 128: two, each 64 rows),
-// BlockN columns (a multiple of the epilogue's 64-column subtiles), clusters of ClusterM blocks
-// along M, and Stages slices in the ring.
-// BEGIN TEACHING COPY(TileShape)
-template <int BlockM, int BlockN, int ClusterM, int Stages>
-struct TileShape
-    : gemm::hopper::TileShape<BlockM, BlockN, Stages,
-                              /*Consumers=*/BlockM / gemm::hopper::kWarpgroupM, ClusterM> {
-  static constexpr int kSubtileRows = TileShape::kWarpgroupM, kSubtileColumns = 64;
-  static constexpr int kSubtiles = BlockN / kSubtileColumns;
-  static constexpr int kEpilogueBuffers = 2;
-  static_assert(BlockN % kSubtileColumns == 0, "the epilogue stores whole 64-column subtiles");
-};
-// END TEACHING COPY
-
-// NEW in lesson 16: the stages a tile gets: as many as fit in a block's shared memory next to the
-// epilogue's subtile buffers, the barriers and the work queue, up to kMostStages. A 128 x 256 tile
-// gets 4 (lesson 15's), 128 x 128 gets 6, 64 x 128 gets 8: the narrower the tile, the more
-// k-slices in flight, which is what keeps a problem with few tiles fed.
-constexpr int kMostStages = 8;
-template <int BlockM, int BlockN, int ClusterM, int Stages = kMostStages>
-constexpr int stages_that_fit() {
-  using Storage = lesson15::SharedStorage<TileShape<BlockM, BlockN, ClusterM, Stages>>;
-  constexpr size_t bytes = sizeof(Storage) + gemm::kSharedAlignment;
-  if constexpr (bytes <= gemm::kMaxSharedBytesPerBlock || Stages == 2)
-    return Stages;
-  else
-    return stages_that_fit<BlockM, BlockN, ClusterM, Stages - 1>();
-}
-
-// What that gives (the README's table of the configurations): lesson 15's 4 stages at its own
-// tile, 6 at 128 x 128, 8 at 64 x 128.
-static_assert(stages_that_fit<128, 256, 2>() == 4 && stages_that_fit<128, 192, 2>() == 4);
-static_assert(stages_that_fit<128, 128, 2>() == 6 && stages_that_fit<64, 256, 2>() == 5);
-static_assert(stages_that_fit<64, 192, 2>() == 6 && stages_that_fit<64, 128, 2>() == 8);
-
-// NEW in lesson 16: the configurations. Each one is lesson 15's kernel with one of those tiles,
-// and Stream-K plans that cut tiles when each worker gets at least MinIterations k-iterations
-// (lesson 14's rule is 8; kNever: data-parallel).
-constexpr int kNever = std::numeric_limits<int>::max();
-
-// (Launch: the kernel and how it starts; lesson 17 runs its own kernel in the same configurations.)
-template <int BlockM, int BlockN, int ClusterM, int MinIterations,
-          template <class, class> class Launch = lesson15::StreamOrderLaunch>
-struct Config {
-  using Tile = TileShape<BlockM, BlockN, ClusterM, stages_that_fit<BlockM, BlockN, ClusterM>()>;
-  static constexpr KernelShape kShape{BlockM, BlockN, ClusterM, MinIterations};
-
-  static void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-    lesson15::launch_tile<Tile, /*RasterGroup=*/8, /*Reverse=*/true, MinIterations, Launch>(
-        args, stream);
-  }
-  static size_t workspace_bytes(const gemm::GemmProblem& problem) {
-    return lesson15::workspace_bytes_tile<Tile, /*Reverse=*/true, MinIterations>(problem);
-  }
-  static size_t workspace_flag_bytes(const gemm::GemmProblem& problem) {
-    return lesson15::workspace_flag_bytes_tile<Tile, /*Reverse=*/true, MinIterations>(problem);
-  }
-  static int64_t workers() { return lesson15::resident_workers<Tile>(); }
-};
-
-// Name, shape, launch, workspace and workers of one configuration.
-struct Entry {
-  gemm::Configuration configuration;
-  KernelShape shape;
-  int64_t (*workers)();
-};
-template <class C>
-constexpr Entry entry(const char* name) {
-  return {{name, &C::launch, &C::workspace_bytes, &C::workspace_flag_bytes}, C::kShape,
-          &C::workers};
-}
-
-// Lesson 15's configuration first; then the same tile data-parallel and without clusters; then
-// tiles for problems whose 128 x 256 tiles are fewer than the SMs: 192 and 128 wide, and 64 rows
-// high with one consumer, as cuBLAS runs on small and skinny problems; with lesson 14's Stream-K
-// rule, or with one that also splits short shares (2 k-iterations per worker).
-constexpr int kConfigurationCount = 12;
-template <template <class, class> class Launch>
-inline constexpr Entry kEntriesOf[kConfigurationCount] = {
-    entry<Config<128, 256, 2, 8, Launch>>("128x256_c2_sk8"),
-    entry<Config<128, 256, 2, kNever, Launch>>("128x256_c2_dp"),
-    entry<Config<128, 256, 1, 8, Launch>>("128x256_c1_sk8"),
-    entry<Config<128, 192, 2, 8, Launch>>("128x192_c2_sk8"),
-    entry<Config<128, 128, 2, 8, Launch>>("128x128_c2_sk8"),
-    entry<Config<128, 128, 2, 2, Launch>>("128x128_c2_sk2"),
-    entry<Config<128, 128, 1, 2, Launch>>("128x128_c1_sk2"),
-    entry<Config<64, 256, 2, 8, Launch>>("64x256_c2_sk8"),
-    entry<Config<64, 192, 2, 8, Launch>>("64x192_c2_sk8"),
-    entry<Config<64, 128, 2, 8, Launch>>("64x128_c2_sk8"),
-    entry<Config<64, 128, 1, 2, Launch>>("64x128_c1_sk2"),
-    entry<Config<64, 64, 1, 2, Launch>>("64x64_c1_sk2"),
-};
-inline constexpr const auto& kEntries = kEntriesOf<lesson15::StreamOrderLaunch>;
-
-// The registry's view of them (gemm::Lesson::configurations: --config NAME).
-template <template <class, class> class Launch, size_t... I>
-constexpr auto configuration_table(std::index_sequence<I...>) {
-  return std::array<gemm::Configuration, sizeof...(I)>{kEntriesOf<Launch>[I].configuration...};
-}
-template <template <class, class> class Launch>
-inline constexpr auto kConfigurationsOf =
-    configuration_table<Launch>(std::make_index_sequence<kConfigurationCount>{});
-inline constexpr const auto& kConfigurations = kConfigurationsOf<lesson15::StreamOrderLaunch>;
 
 // NEW in lesson 16: the costs on the GPU at hand. What the SMs and L2 do per clock is the same on
 // every Hopper GPU; the memory is not (an H200 reads about 1.4 times as fast as an H100). So the
@@ -285,57 +174,189 @@ inline MachineCosts costs_on_this_gpu() {
 }
 // END TEACHING COPY
 
-// NEW in lesson 16: the model's choice among the configurations for a problem, given how many
-// clusters of each the GPU holds at once.
-inline int choose_entry(const gemm::GemmProblem& problem,
-                        const int64_t (&workers)[kConfigurationCount],
-                        const MachineCosts& costs) {
-  KernelShape shapes[kConfigurationCount];
-  for (int i = 0; i < kConfigurationCount; ++i) shapes[i] = kEntries[i].shape;
-  return choose_configuration(shapes, workers, kConfigurationCount, problem, costs);
+// BEGIN TEACHING COPY(Bf16Configurations)
+// NEW in lesson 16: one configuration: the final kernel with a BlockM x BlockN tile, clusters of ClusterM blocks,
+// the consumers and epilogue subtiles given, as many stages as fit in shared memory next to
+// everything else (gemm::hopper::stages_that_fit), and Stream-K plans that cut tiles when each
+// worker gets at least MinIterations k-iterations (gemm::kNoStreamK: never, and then the
+// data-parallel scheduler, whose producer needs fewer registers). Launch: how it follows the
+// kernel ahead in the stream (lesson 17 passes its own).
+template <int BlockM, int BlockN, int ClusterM, gemm::hopper::ConsumerKind Consumers,
+          int SubtileColumns, int64_t MinIterations, class Launch>
+struct Bf16Configuration {
+  using Scheduler = std::conditional_t<MinIterations == gemm::kNoStreamK,
+                                       gemm::hopper::DataParallelScheduler,
+                                       gemm::hopper::StreamKScheduler>;
+  template <int Stages>
+  using TileOf =
+      gemm::hopper::KernelTile<BlockM, BlockN, ClusterM, Stages, Consumers, SubtileColumns>;
+  template <int Stages>
+  using PlainKernelOf =
+      gemm::hopper::Kernel<TileOf<Stages>, gemm::hopper::Bf16Mainloop,
+                           TmaStoreEpilogue<TileOf<Stages>, gemm::hopper::PlainEpilogue>,
+                           Scheduler, Launch>;
+  using Tile = TileOf<gemm::hopper::stages_that_fit<PlainKernelOf>()>;
+  template <class Kind>
+  using KernelOf =
+      gemm::hopper::Kernel<Tile, gemm::hopper::Bf16Mainloop, TmaStoreEpilogue<Tile, Kind>,
+                           Scheduler, Launch>;
+  using Plain = gemm::hopper::Configured<KernelOf<gemm::hopper::PlainEpilogue>>;
+  static_assert(!Tile::kPingPong || MinIterations == gemm::kNoStreamK,
+                "ping-pong consumers run data-parallel schedules");
+
+  static constexpr gemm::KernelShape shape() {
+    gemm::KernelShape shape = Plain::kShape;
+    shape.stream_k_min_iterations = MinIterations;
+    return shape;
+  }
+  static void launch(const gemm::GemmArgs& args, const gemm::StreamKPlan& schedule,
+                     cudaStream_t stream) {
+    gemm::hopper::launch_for_epilogue<KernelOf>(args, schedule, stream);
+  }
+};
+
+// A configuration as a table holds it: its name and shape, whether the cost model weighs it, and
+// its host functions. A configuration whose costs are not fitted yet (the model would only guess at
+// what it does better) runs when it is forced (`--config`), and the oracle sweep measures it.
+struct ConfigurationEntry {
+  gemm::Configuration configuration;
+  int64_t (*workers)();  // the clusters of it that the GPU holds at once
+  void (*launch)(const gemm::GemmArgs& args, const gemm::StreamKPlan& schedule,
+                 cudaStream_t stream);
+  size_t (*workspace_bytes)(const gemm::StreamKPlan& schedule);
+  size_t (*workspace_flag_bytes)(const gemm::StreamKPlan& schedule);
+};
+template <class C>
+constexpr ConfigurationEntry configuration_entry(const char* name, bool weighed = true) {
+  return {{name, C::shape(), weighed}, &C::Plain::workers, &C::launch, &C::Plain::workspace_bytes,
+          &C::Plain::workspace_flag_bytes};
 }
 
-// The choice on this GPU: its resident clusters of each configuration (asked once per
-// configuration and device) and its costs.
-inline int chosen_configuration(const gemm::GemmProblem& problem) {
-  int64_t workers[kConfigurationCount];
-  for (int i = 0; i < kConfigurationCount; ++i) workers[i] = kEntries[i].workers();
-  return choose_entry(problem, workers, costs_on_this_gpu());
+// The plan of a problem among a table's configurations: the configuration `forced`, or of those
+// the model weighs the one with the smallest estimate, each estimated on the very schedule its
+// launch would run on this GPU; and that schedule's workspace.
+inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
+                                   const gemm::GemmProblem& problem, int forced,
+                                   const MachineCosts& costs) {
+  std::vector<int> candidates;
+  std::vector<gemm::KernelShape> shapes;
+  std::vector<gemm::StreamKPlan> schedules;
+  for (int i = 0; i < count; ++i) {
+    if (forced >= 0 ? i != forced : !entries[i].configuration.weighed) continue;
+    candidates.push_back(i);
+    shapes.push_back(entries[i].configuration.shape);
+    schedules.push_back(gemm::plan_schedule(shapes.back(), problem, entries[i].workers()));
+  }
+  const int best = choose_configuration(shapes.data(), schedules.data(), int(candidates.size()),
+                                        problem, costs);
+  const int chosen = candidates[best];
+  const ConfigurationEntry& entry = entries[chosen];
+  return {chosen, schedules[best], entry.workspace_bytes(schedules[best]),
+          entry.workspace_flag_bytes(schedules[best])};
 }
 
-// The chosen configuration, with Launch's kernel (lesson 17 passes its own).
-template <template <class, class> class Launch>
-void launch_chosen(const gemm::GemmArgs& args, cudaStream_t stream) {
-  kEntriesOf<Launch>[chosen_configuration(args.problem)].configuration.launch(args, stream);
+// NEW in lesson 16: the table. Lesson 15's configuration first; then the same tile data-parallel and without
+// clusters; then tiles for problems whose 128 x 256 tiles are fewer than the SMs: 192 and 128
+// wide, and 64 rows high with one consumer, as cuBLAS runs on small and skinny problems; with
+// lesson 14's Stream-K rule, or with one that also splits short shares (2 k-iterations per
+// worker). Then ping-pong consumers (lesson 11), and tiles whose epilogue stores 32-column
+// subtiles: half the shared memory of 64-column ones, which buys a fifth stage at 128 x 192 and
+// makes a 160-wide tile possible. The model does not weigh these last five yet: what ping-pong
+// and a fifth stage buy is not in its costs.
+template <class Launch>
+struct Bf16Configurations {
+  using ConsumerKind = gemm::hopper::ConsumerKind;
+  static constexpr ConsumerKind kCooperative = ConsumerKind::cooperative;
+  static constexpr ConsumerKind kPingPong = ConsumerKind::pingpong;
+  static constexpr int64_t kNever = gemm::kNoStreamK;
+  template <int M, int N, int ClusterM, ConsumerKind Consumers, int Subtile, int64_t MinIterations>
+  using C = Bf16Configuration<M, N, ClusterM, Consumers, Subtile, MinIterations, Launch>;
+
+  static constexpr ConfigurationEntry kEntries[] = {
+      configuration_entry<C<128, 256, 2, kCooperative, 64, 8>>("128x256_c2_sk8"),
+      configuration_entry<C<128, 256, 2, kCooperative, 64, kNever>>("128x256_c2_dp"),
+      configuration_entry<C<128, 256, 1, kCooperative, 64, 8>>("128x256_c1_sk8"),
+      configuration_entry<C<128, 192, 2, kCooperative, 64, 8>>("128x192_c2_sk8"),
+      configuration_entry<C<128, 128, 2, kCooperative, 64, 8>>("128x128_c2_sk8"),
+      configuration_entry<C<128, 128, 2, kCooperative, 64, 2>>("128x128_c2_sk2"),
+      configuration_entry<C<128, 128, 1, kCooperative, 64, 2>>("128x128_c1_sk2"),
+      configuration_entry<C<64, 256, 2, kCooperative, 64, 8>>("64x256_c2_sk8"),
+      configuration_entry<C<64, 192, 2, kCooperative, 64, 8>>("64x192_c2_sk8"),
+      configuration_entry<C<64, 128, 2, kCooperative, 64, 8>>("64x128_c2_sk8"),
+      configuration_entry<C<64, 128, 1, kCooperative, 64, 2>>("64x128_c1_sk2"),
+      configuration_entry<C<64, 64, 1, kCooperative, 64, 2>>("64x64_c1_sk2"),
+      configuration_entry<C<128, 128, 2, kPingPong, 64, kNever>>("128x128_c2_pp", false),
+      configuration_entry<C<128, 128, 1, kPingPong, 64, kNever>>("128x128_c1_pp", false),
+      configuration_entry<C<64, 256, 2, kPingPong, 64, kNever>>("64x256_c2_pp", false),
+      configuration_entry<C<128, 192, 2, kCooperative, 32, 8>>("128x192_c2_sk8_s32", false),
+      configuration_entry<C<128, 160, 2, kCooperative, 32, 8>>("128x160_c2_sk8_s32", false),
+  };
+  static constexpr int kCount = int(sizeof(kEntries) / sizeof(kEntries[0]));
+
+  // The registry's view of them (gemm::Lesson::configurations: --config NAME).
+  template <size_t... I>
+  static constexpr std::array<gemm::Configuration, kCount> configurations(
+      std::index_sequence<I...>) {
+    return {kEntries[I].configuration...};
+  }
+  static constexpr std::array<gemm::Configuration, kCount> kConfigurations =
+      configurations(std::make_index_sequence<kCount>{});
+
+  static gemm::LaunchPlan plan(const gemm::GemmProblem& problem, int forced) {
+    return plan_among(kEntries, kCount, problem, forced, costs_on_this_gpu());
+  }
+
+  static void launch(const gemm::GemmArgs& args, const gemm::LaunchPlan& plan,
+                     cudaStream_t stream) {
+    kEntries[plan.configuration].launch(args, plan.schedule, stream);
+  }
+};
+// END TEACHING COPY
+
+// The table in stream order, as lesson 15 runs.
+using Configurations = Bf16Configurations<gemm::hopper::StreamOrder>;
+
+// NEW in lesson 16: the stages a tile gets (the README's table of the configurations): lesson 15's
+// 4 at its own tile, 6 at 128 x 128, 8 at 64 x 128; the narrower the tile, the more k-slices in
+// flight, which is what keeps a problem with few tiles fed. 32-column subtiles give 128 x 192 a
+// fifth.
+template <int M, int N, gemm::hopper::ConsumerKind Consumers, int Subtile = 64>
+constexpr int kStagesOf =
+    Bf16Configuration<M, N, 2, Consumers, Subtile, 8, gemm::hopper::StreamOrder>::Tile::kStages;
+constexpr auto kCooperative = gemm::hopper::ConsumerKind::cooperative;
+static_assert(kStagesOf<128, 256, kCooperative> == 4 && kStagesOf<128, 192, kCooperative> == 4);
+static_assert(kStagesOf<128, 128, kCooperative> == 6 && kStagesOf<64, 256, kCooperative> == 5);
+static_assert(kStagesOf<64, 192, kCooperative> == 6 && kStagesOf<64, 128, kCooperative> == 8);
+static_assert(kStagesOf<128, 192, kCooperative, 32> == 5 && kStagesOf<128, 160, kCooperative, 32> == 5);
+
+inline gemm::LaunchPlan plan(const gemm::GemmProblem& problem, int configuration) {
+  return Configurations::plan(problem, configuration);
+}
+
+inline void launch_planned(const gemm::GemmArgs& args, const gemm::LaunchPlan& plan,
+                           cudaStream_t stream) {
+  Configurations::launch(args, plan, stream);
 }
 
 inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  launch_chosen<lesson15::StreamOrderLaunch>(args, stream);
-}
-
-inline size_t workspace_bytes(const gemm::GemmProblem& problem) {
-  return kEntries[chosen_configuration(problem)].configuration.workspace_bytes(problem);
-}
-
-inline size_t workspace_flag_bytes(const gemm::GemmProblem& problem) {
-  return kEntries[chosen_configuration(problem)].configuration.workspace_flag_bytes(problem);
+  launch_planned(args, plan(args.problem, -1), stream);
 }
 
 inline constexpr gemm::Lesson kLesson{
     .id = 16,
     .parent = 15,
     .slug = "shape_heuristics",
-    .title = "a cost model picks one of twelve compiled configurations of lesson 15 per problem",
+    .title = "a cost model picks one of the final kernel's compiled configurations per problem",
     .launch = &launch,
-    .workspace_bytes = &workspace_bytes,
+    .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
-    .workspace_flag_bytes = &workspace_flag_bytes,
     .fused_epilogue = true,
-    .configurations = kConfigurations.data(),
-    .configuration_count = kConfigurationCount,
-    .chosen_configuration = &chosen_configuration,
+    .plan = &plan,
+    .launch_planned = &launch_planned,
+    .configurations = Configurations::kConfigurations.data(),
+    .configuration_count = Configurations::kCount,
 };
 
 }  // namespace lesson16

@@ -1,12 +1,15 @@
 // Lesson 17: programmatic dependent launch. `lesson17` checks and times one GEMM like every
-// lesson; `lesson17 chain` runs the lesson's problem, the two-GEMM MLP chain (chain.cuh).
+// lesson; `lesson17 chain` runs the lesson's problem, the two-GEMM MLP chain (common/mlp_chain.hpp),
+// against lesson 16's kernels in stream order.
 #include <cstring>
 
+#include "common/mlp_chain.hpp"
 #include "common/runner.hpp"
-#include "lessons/17_dependent_launch/chain.cuh"
-#include "lessons/17_dependent_launch/kernel.cuh"
+#include "lessons/registry.hpp"
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "chain") == 0) return lesson17::run_chain_command(argc, argv);
-  return gemm::run_lesson(lesson17::kLesson, argc, argv);
+  const gemm::Lesson& lesson = gemm::lessons::lesson17();
+  if (argc > 1 && std::strcmp(argv[1], "chain") == 0)
+    return gemm::run_chain_command(gemm::lessons::lesson16(), lesson, argc, argv);
+  return gemm::run_lesson(lesson, argc, argv);
 }

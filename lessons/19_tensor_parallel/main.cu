@@ -1,8 +1,9 @@
 // Lesson 19 (a supplement): lesson 16's GEMMs tensor-parallel over G GPUs, the MLP of Llama 3.1
 // 8B, with the communication overlapped by the copy engines. One process per GPU: the parent forks
-// the ranks and watches them (ranks.hpp); each rank joins an NCCL communicator
-// (communicator.hpp), maps the other ranks' exchange buffers (peer_memory.hpp), and checks and
-// times the layer three ways at each token count (tensor_parallel_mlp.cuh). Rank 0 prints.
+// the ranks and watches them (common/multi_gpu/ranks.hpp); each rank joins an NCCL communicator
+// (common/multi_gpu/communicator.hpp), maps the other ranks' exchange buffers
+// (common/multi_gpu/peer_memory.hpp), and checks and times the layer three ways at each token count
+// (tensor_parallel_mlp.cuh). Rank 0 prints.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,18 +19,21 @@
 #include "common/activity_timeline.hpp"
 #include "common/cli.hpp"
 #include "common/cuda_check.hpp"
+#include "common/mlp_chain.hpp"
+#include "common/multi_gpu/communicator.hpp"
+#include "common/multi_gpu/cuda_handles.hpp"
+#include "common/multi_gpu/peer_memory.hpp"
+#include "common/multi_gpu/ranks.hpp"
 #include "common/runner.hpp"
 #include "common/timing.hpp"
-#include "lessons/16_shape_heuristics/kernel.cuh"
-#include "lessons/17_dependent_launch/chain.cuh"
-#include "lessons/19_tensor_parallel/communicator.hpp"
-#include "lessons/19_tensor_parallel/cuda_handles.hpp"
-#include "lessons/19_tensor_parallel/peer_memory.hpp"
 #include "lessons/19_tensor_parallel/plan.hpp"
-#include "lessons/19_tensor_parallel/ranks.hpp"
 #include "lessons/19_tensor_parallel/tensor_parallel_mlp.cuh"
+#include "lessons/registry.hpp"
 
 namespace lesson19 {
+
+using gemm::RankChannels;
+using gemm::Stream;
 
 // ---- The parent: what it learns of the GPUs without touching CUDA ---------------------------
 
@@ -55,7 +59,7 @@ inline GpuSurvey survey_gpus(int gpus) {
   if (survey.device_count == 0) return fail(gemm::kExitNoGpu, "no CUDA GPU found");
   const int used = gpus == 0 ? survey.device_count : std::min(gpus, survey.device_count);
   for (int device = 0; device < used; ++device)
-    if (const auto reason = gemm::unsupported_reason(lesson16::kLesson, gemm::query_device(device)))
+    if (const auto reason = gemm::unsupported_reason(gemm::lessons::lesson16(), gemm::query_device(device)))
       return fail(gemm::kExitUnsupportedGpu, "GPU " + std::to_string(device) +
                                                  " cannot run lesson 16's kernels: " + *reason);
   for (int device = 0; device < used; ++device)
@@ -73,7 +77,7 @@ inline GpuSurvey survey_gpus(int gpus) {
 
 // ---- A rank ------------------------------------------------------------------------------------
 
-ShardLayout layout_for(const lesson17::MlpShape& model, int64_t tokens, int gpus, int chunks) {
+ShardLayout layout_for(const gemm::MlpShape& model, int64_t tokens, int gpus, int chunks) {
   return {tokens, model.d_model, model.d_ff, gpus, chunks};
 }
 
@@ -302,7 +306,7 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
   const gemm::DeviceInfo device = gemm::query_device(rank);
   const Stream stream, copy_stream;
   Communicator comm(rank, gpus, channels);
-  const lesson17::MlpShape model;
+  const gemm::MlpShape model;
   const std::string gpu_names = describe_gpus(comm, device.name, stream.get());
 
   int64_t most_tokens = 0;
@@ -336,7 +340,8 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
     for (const int64_t tokens : options.token_counts) {
       const ShardLayout layout = layout_for(model, tokens, gpus, options.chunks);
       TensorParallelMlp mlp(layout, comm, weights, exchange, x_shards, receive_slots,
-                            options.seed, stream.get(), copy_stream.get());
+                            gemm::lessons::lesson16(), options.seed, stream.get(),
+                            copy_stream.get());
       std::vector<double> mine;
       for (const Variant variant : kVariants) {
         const gemm::VerifyReport report = mlp.check(variant);
@@ -405,7 +410,7 @@ int main(int argc, char** argv) {
     std::printf("%s", kUsage);
     return gemm::kExitPass;
   }
-  const lesson17::MlpShape model;
+  const gemm::MlpShape model;
   // The contract, before any GPU is touched where --gpus says how many (else once they are
   // counted).
   const auto contract_refusal = [&](int gpus) -> std::optional<std::string> {
@@ -420,7 +425,7 @@ int main(int argc, char** argv) {
 
   // The parent never calls CUDA (ranks.hpp): a child of its own looks at the GPUs.
   const std::optional<GpuSurvey> survey =
-      run_in_child<GpuSurvey>([&options] { return survey_gpus(options.gpus); });
+      gemm::run_in_child<GpuSurvey>([&options] { return survey_gpus(options.gpus); });
   if (!survey) return fail(gemm::kExitCudaError, "the survey of the GPUs failed");
   if (survey->exit_code != gemm::kExitPass) return fail(survey->exit_code, survey->message);
   const int gpus = options.gpus != 0 ? options.gpus : survey->device_count;
@@ -430,7 +435,7 @@ int main(int argc, char** argv) {
                                          " CUDA GPU(s) are visible");
   if (const auto refusal = contract_refusal(gpus)) return fail(gemm::kExitBadUsage, *refusal);
 
-  return run_ranks(gpus, options.timeout_seconds,
+  return gemm::run_ranks(gpus, options.timeout_seconds,
                    [&options, gpus](int rank, const RankChannels& channels) {
                      return run_rank(rank, gpus, options, channels);
                    });

@@ -18,23 +18,26 @@
 #include "common/device_buffer.hpp"
 #include "common/epilogue_reference.hpp"
 #include "common/gemm.hpp"
+#include "common/lesson.hpp"
+#include "common/multi_gpu/communicator.hpp"
+#include "common/multi_gpu/cuda_handles.hpp"
+#include "common/multi_gpu/nccl_check.hpp"
+#include "common/multi_gpu/peer_memory.hpp"
 #include "common/random.hpp"
 #include "common/reference.hpp"
 #include "common/timing.hpp"
 #include "common/verify.hpp"
-#include "lessons/16_shape_heuristics/kernel.cuh"
 #include "lessons/19_tensor_parallel/check_across_ranks.cuh"
-#include "lessons/19_tensor_parallel/communicator.hpp"
-#include "lessons/19_tensor_parallel/cuda_handles.hpp"
-#include "lessons/19_tensor_parallel/nccl_check.hpp"
-#include "lessons/19_tensor_parallel/peer_memory.hpp"
 #include "lessons/19_tensor_parallel/plan.hpp"
 #include "lessons/19_tensor_parallel/slot_sum.cuh"
 
 namespace lesson19 {
 
 using gemm::bf16;
+using gemm::Communicator;
 using gemm::DeviceBuffer;
+using gemm::Event;
+using gemm::PeerMemory;
 
 // The layer's weights on one rank: the whole matrices, for the one-GPU reference, and this rank's
 // slices, for the three variants. Every rank draws the same whole matrices from the seed (the
@@ -85,11 +88,16 @@ class TensorParallelMlp {
   // Draws X (the same on every rank), keeps this rank's rows in the exchange buffer, and computes
   // the reference of Y_r. Collective only in that every rank must construct one for the same
   // layout before any rank runs a variant.
+  // `gemms`: the lesson whose kernels compute the GEMMs (lesson 16), planned once per shape here.
   TensorParallelMlp(const ShardLayout& layout, Communicator& comm, const LayerWeights& weights,
                     const ExchangeBuffers& exchange, const PeerMemory& x_shards,
-                    const PeerMemory& receive_slots, uint64_t seed, cudaStream_t stream,
-                    cudaStream_t copy_stream)
-      : layout_(layout), comm_(comm), weights_(weights), exchange_(exchange),
+                    const PeerMemory& receive_slots, const gemm::Lesson& gemms, uint64_t seed,
+                    cudaStream_t stream, cudaStream_t copy_stream)
+      : layout_(layout), comm_(comm), weights_(weights), exchange_(exchange), gemms_(gemms),
+        up_plan_(gemm::plan_launch(gemms, up_problem(layout.tokens))),
+        down_plan_(gemm::plan_launch(gemms, down_problem(layout.tokens))),
+        chunk_up_plan_(gemm::plan_launch(gemms, up_problem(layout.rows_per_chunk()))),
+        chunk_down_plan_(gemm::plan_launch(gemms, down_problem(layout.rows_per_chunk()))),
         x_shards_(x_shards), receive_slots_(receive_slots), stream_(stream),
         copy_stream_(copy_stream), chunk_pulled_(size_t((layout.gpus - 1) * layout.chunks)),
         chunk_computed_(size_t((layout.gpus - 1) * layout.chunks)) {
@@ -108,14 +116,14 @@ class TensorParallelMlp {
     }
     // One Stream-K workspace per GEMM shape, zeroed once: lesson 16's kernels leave it zeroed.
     const auto zeroed_workspace = [stream](DeviceBuffer<unsigned char>& workspace,
-                                           const gemm::GemmProblem& problem) {
-      workspace.resize(std::max(lesson16::workspace_bytes(problem), size_t(1)));
+                                           const gemm::LaunchPlan& plan) {
+      workspace.resize(std::max(plan.workspace_bytes, size_t(1)));
       CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), stream));
     };
-    zeroed_workspace(up_workspace_, up_problem(t));
-    zeroed_workspace(down_workspace_, down_problem(t));
-    zeroed_workspace(chunk_up_workspace_, up_problem(layout.rows_per_chunk()));
-    zeroed_workspace(chunk_down_workspace_, down_problem(layout.rows_per_chunk()));
+    zeroed_workspace(up_workspace_, up_plan_);
+    zeroed_workspace(down_workspace_, down_plan_);
+    zeroed_workspace(chunk_up_workspace_, chunk_up_plan_);
+    zeroed_workspace(chunk_down_workspace_, chunk_down_plan_);
     compute_reference();
   }
 
@@ -177,8 +185,10 @@ class TensorParallelMlp {
     const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
     NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered_.get(), shard_elements,
                              ncclBfloat16, comm_.get(), stream));
-    lesson16::launch(up_args(x_gathered_.get(), 0, layout_.tokens, up_workspace_.get()), stream);
-    lesson16::launch(down_args(0, layout_.tokens, partial_.get(), down_workspace_.get()), stream);
+    gemm::launch_planned(gemms_, up_args(x_gathered_.get(), 0, layout_.tokens, up_workspace_.get()),
+                         up_plan_, stream);
+    gemm::launch_planned(gemms_, down_args(0, layout_.tokens, partial_.get(), down_workspace_.get()),
+                         down_plan_, stream);
     NCCL_CHECK(ncclReduceScatter(partial_.get(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
                                  comm_.get(), stream));
   }
@@ -244,8 +254,9 @@ class TensorParallelMlp {
           CUDA_CHECK(cudaStreamWaitEvent(stream, chunk_pulled_[copy_index(step, chunk)].get()));
           x = x_gathered_.get() + block.destination_row * d;
         }
-        lesson16::launch(up_args(x, block.destination_row, rows, chunk_up_workspace_.get()),
-                         stream);
+        gemm::launch_planned(gemms_,
+                             up_args(x, block.destination_row, rows, chunk_up_workspace_.get()),
+                             chunk_up_plan_, stream);
       }
     }
 
@@ -257,14 +268,17 @@ class TensorParallelMlp {
       for (int chunk = 0; chunk < chunks; ++chunk) {
         const RowBlock block = pushed_block(layout_, chunk, owner);
         if (owner == rank) {
-          lesson16::launch(down_args(block.source_row, rows, own_slot + block.destination_row * d,
-                                     chunk_down_workspace_.get()),
-                           stream);
+          gemm::launch_planned(gemms_,
+                               down_args(block.source_row, rows,
+                                         own_slot + block.destination_row * d,
+                                         chunk_down_workspace_.get()),
+                               chunk_down_plan_, stream);
           continue;
         }
         bf16* partial = partial_.get() + block.source_row * d;
-        lesson16::launch(down_args(block.source_row, rows, partial, chunk_down_workspace_.get()),
-                         stream);
+        gemm::launch_planned(gemms_,
+                             down_args(block.source_row, rows, partial, chunk_down_workspace_.get()),
+                             chunk_down_plan_, stream);
         const Event& computed = chunk_computed_[copy_index(step + 1, chunk)];
         CUDA_CHECK(cudaEventRecord(computed.get(), stream));
         CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, computed.get()));
@@ -323,6 +337,8 @@ class TensorParallelMlp {
   Communicator& comm_;
   const LayerWeights& weights_;
   const ExchangeBuffers& exchange_;
+  const gemm::Lesson& gemms_;
+  gemm::LaunchPlan up_plan_, down_plan_, chunk_up_plan_, chunk_down_plan_;  // all T rows, a chunk's
   const PeerMemory& x_shards_;       // every rank's exchange_.x_shard
   const PeerMemory& receive_slots_;  // every rank's exchange_.receive_slots
   cudaStream_t stream_, copy_stream_;

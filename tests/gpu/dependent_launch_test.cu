@@ -4,7 +4,7 @@
 //   kernel ahead of it that lets it start at once (common/late_inputs.hpp). That check must be
 //   able to fail: lesson 15's kernel, which has no griddepcontrol.wait, launched the same way as a
 //   dependent, reads the inputs before they are there.
-// - The MLP chain (lessons/17_dependent_launch/chain.cuh), four ways, at token counts below, at
+// - The MLP chain (common/mlp_chain.hpp), four ways, at token counts below, at
 //   and above one tile of rows, ragged included: H and Y checked.
 #include <gtest/gtest.h>
 
@@ -14,32 +14,35 @@
 #include "common/cuda_check.hpp"
 #include "common/ptx/grid_dependency.hpp"
 #include "common/reference.hpp"
-#include "lessons/17_dependent_launch/chain.cuh"
+#include "common/hopper/epilogue_tma_store.hpp"
+#include "common/hopper/gemm_kernel.cuh"
+#include "common/hopper/mainloop_bf16.hpp"
+#include "common/mlp_chain.hpp"
 #include "lessons/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 namespace {
 
-// Lesson 15's kernel (no wait) started as a dependent: what lesson 17 must not be.
-template <class Tile, class Kind>
-struct WithoutWait {
-  static constexpr auto kernel = lesson15::gemm_kernel<Tile, Kind>;
+// Lesson 15's kernel started as a dependent, without the wait: what lesson 17 must not be. A launch
+// policy that asks for the dependent launch and leaves both places empty.
+struct DependentWithoutWait {
   static constexpr bool kAfterPrerequisite = true;
+  __device__ static void before_first_load() {}
+  __device__ static void after_last_load() {}
 };
-
-void launch_without_wait(const gemm::GemmArgs& args, cudaStream_t stream) {
-  lesson15::launch_tile<lesson15::DefaultTile, 8, true, gemm::kStreamKMinIterations, WithoutWait>(
-      args, stream);
-}
+template <class Kind>
+using WithoutWaitKernel = gemm::hopper::Kernel<
+    gemm::hopper::KernelTile<128, 256, 2, 4>, gemm::hopper::Bf16Mainloop,
+    gemm::taught::TmaStoreEpilogue<gemm::hopper::KernelTile<128, 256, 2, 4>, Kind>,
+    gemm::hopper::StreamKScheduler, DependentWithoutWait>;
+using WithoutWait = gemm::hopper::OneConfiguration<WithoutWaitKernel, gemm::kStreamKMinIterations>;
 
 gemm::Lesson lesson_without_wait() {
-  gemm::Lesson lesson = lesson17::kLesson;
-  lesson.launch = &launch_without_wait;
-  lesson.workspace_bytes = &lesson15::workspace_bytes;
-  lesson.workspace_flag_bytes = &lesson15::workspace_flag_bytes;
+  gemm::Lesson lesson = gemm::lessons::lesson17();
+  lesson.plan = &WithoutWait::plan;
+  lesson.launch_planned = &WithoutWait::launch;
   lesson.configurations = nullptr;
   lesson.configuration_count = 0;
-  lesson.chosen_configuration = nullptr;
   return lesson;
 }
 
@@ -91,7 +94,7 @@ constexpr gemm::Lesson kStoreThenWait{.id = 96, .slug = "store_then_wait", .titl
 class DependentLaunch : public testing::Test {
  protected:
   void SetUp() override {
-    if (const auto reason = gemm::unsupported_reason(lesson17::kLesson, runner.device())) {
+    if (const auto reason = gemm::unsupported_reason(gemm::lessons::lesson17(), runner.device())) {
       if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
       GTEST_SKIP() << *reason;
     }
@@ -108,7 +111,7 @@ TEST_F(DependentLaunch, CheckCatchesAKernelThatDoesNotWait) {
     const gemm::CheckResult result = runner.check(without_wait);
     EXPECT_FALSE(result.passed()) << problem.m << " x " << problem.n << " x " << problem.k
                                   << ": a kernel without griddepcontrol.wait passed the check";
-    EXPECT_TRUE(runner.check(lesson17::kLesson).passed())
+    EXPECT_TRUE(runner.check(gemm::lessons::lesson17()).passed())
         << problem.m << " x " << problem.n << " x " << problem.k << ": lesson 17";
   }
 }
@@ -134,16 +137,17 @@ TEST_F(DependentLaunch, CheckCatchesAKernelThatWritesBeforeItsWait) {
 
 TEST_F(DependentLaunch, MlpChainCorrectFourWays) {
   for (const int64_t tokens : {64, 333, 2048}) {
-    lesson17::MlpShape shape;
+    gemm::MlpShape shape;
     shape.tokens = tokens;
-    lesson17::MlpChain chain(shape, /*seed=*/tokens, runner.stream());
-    for (const lesson17::ChainVariant variant : lesson17::kChainVariants) {
-      const lesson17::ChainCheck check = chain.check(variant);
+    gemm::MlpChain chain(shape, /*seed=*/tokens, runner.stream(), gemm::lessons::lesson16(),
+                         gemm::lessons::lesson17());
+    for (const gemm::ChainVariant variant : gemm::kChainVariants) {
+      const gemm::ChainCheck check = chain.check(variant);
       EXPECT_TRUE(check.hidden.passed())
-          << tokens << " tokens, " << lesson17::variant_name(variant)
+          << tokens << " tokens, " << gemm::variant_name(variant)
           << ", H: " << check.hidden.summary(shape.d_ff);
       EXPECT_TRUE(check.output.passed())
-          << tokens << " tokens, " << lesson17::variant_name(variant)
+          << tokens << " tokens, " << gemm::variant_name(variant)
           << ", Y: " << check.output.summary(shape.d_model);
     }
   }

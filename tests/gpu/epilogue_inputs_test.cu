@@ -66,7 +66,8 @@ Result run_and_check(const gemm::Lesson& lesson, const GemmProblem& p, gemm::Epi
                                stream));
     epilogue.c = d.get();
   }
-  const size_t workspace_bytes = lesson.workspace_bytes ? lesson.workspace_bytes(p) : 0;
+  const gemm::LaunchPlan plan = gemm::plan_launch(lesson, p);
+  const size_t workspace_bytes = plan.workspace_bytes;
   gemm::DeviceBuffer<unsigned char> workspace{workspace_bytes};
   if (workspace_bytes > 0) CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace_bytes, stream));
   gemm::GemmArgs args;
@@ -76,7 +77,7 @@ Result run_and_check(const gemm::Lesson& lesson, const GemmProblem& p, gemm::Epi
   args.d = d.get();
   args.workspace = workspace_bytes > 0 ? workspace.get() : nullptr;
   args.epilogue = epilogue;
-  lesson.launch(args, stream);
+  gemm::launch_planned(lesson, args, plan, stream);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaStreamSynchronize(stream));
   Result result{gemm::verify_on_device(d.get(), reference.get(), mn, d.get() + mn, kGuard, stream),

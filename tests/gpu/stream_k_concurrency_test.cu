@@ -38,6 +38,7 @@ constexpr int kRounds = 20;
 // One lesson's own output and workspace, on its own stream.
 struct Instance {
   const gemm::Lesson* lesson;
+  gemm::LaunchPlan plan;
   gemm::DeviceBuffer<bf16> d;
   gemm::DeviceBuffer<unsigned char> workspace;
   cudaStream_t stream = nullptr;
@@ -91,8 +92,9 @@ TEST(StreamKConcurrency, TwoStreamKGridsAtOnceFinishWithTheirOwnBits) {
   args.b = runner.b();
   std::vector<Instance> instances;
   for (const gemm::Lesson* lesson : {first, second}) {
-    Instance instance{lesson, gemm::DeviceBuffer<bf16>(size_t(runner.d_elements())),
-                      gemm::DeviceBuffer<unsigned char>(lesson->workspace_bytes(kStreamKShape))};
+    const gemm::LaunchPlan plan = gemm::plan_launch(*lesson, kStreamKShape);
+    Instance instance{lesson, plan, gemm::DeviceBuffer<bf16>(size_t(runner.d_elements())),
+                      gemm::DeviceBuffer<unsigned char>(plan.workspace_bytes)};
     CUDA_CHECK(cudaStreamCreateWithFlags(&instance.stream, cudaStreamNonBlocking));
     instances.push_back(std::move(instance));
   }
@@ -109,7 +111,7 @@ TEST(StreamKConcurrency, TwoStreamKGridsAtOnceFinishWithTheirOwnBits) {
                                    instance.stream));
       args.d = instance.d.get();
       args.workspace = instance.workspace.get();
-      instance.lesson->launch(args, instance.stream);
+      gemm::launch_planned(*instance.lesson, args, instance.plan, instance.stream);
       CUDA_CHECK(cudaGetLastError());
     }
   for (size_t i = 0; i < instances.size(); ++i) {
@@ -154,13 +156,14 @@ TEST(StreamKWorkspace, ZeroedOnceServesLaunchAfterLaunch) {
       args.a = runner.a();
       args.b = runner.b();
       args.d = runner.d();
-      gemm::DeviceBuffer<unsigned char> workspace(lesson->workspace_bytes(problem));
+      const gemm::LaunchPlan plan = gemm::plan_launch(*lesson, problem);
+      gemm::DeviceBuffer<unsigned char> workspace(plan.workspace_bytes);
       CUDA_CHECK(cudaMemset(workspace.get(), 0, workspace.bytes()));  // once, at allocation
       args.workspace = workspace.get();
       for (int launch = 0; launch < kLaunches; ++launch) {
         CUDA_CHECK(cudaMemsetAsync(runner.d(), 0xFF, expected.size() * sizeof(bf16),
                                    runner.stream()));  // NaN: an unwritten output shows
-        lesson->launch(args, runner.stream());
+        gemm::launch_planned(*lesson, args, plan, runner.stream());
         CUDA_CHECK(cudaGetLastError());
         ASSERT_TRUE(finished_within(runner.stream(), 60.0)) << name << ": launch " << launch
                                                             << " did not finish within 60 s";

@@ -42,7 +42,7 @@ from pathlib import Path
 GRADING_DIR = Path(__file__).resolve().parent
 ROOT = GRADING_DIR.parents[1]
 sys.path.insert(0, str(GRADING_DIR))
-sys.path.insert(0, str(ROOT / "lessons"))
+sys.path.insert(0, str(ROOT / "profiles"))
 
 import lessons as course_lessons  # noqa: E402  (after the path is set)
 import regions  # noqa: E402
@@ -183,13 +183,20 @@ def drop_later_lessons_from_csv(text, last):
                                    if not re.match(r"^\d+,", line) or int(line.split(",")[0]) <= last])
 
 
+# The lines that list a lesson, in the files that list them all: its add_lesson(NN ...) call, and
+# its entry in the registry (declared in registry.hpp, listed in registry.cpp).
+LESSON_LISTS = {
+    "lessons/CMakeLists.txt": re.compile(r"^add_lesson\((\d\d) "),
+    "lessons/registry.hpp": re.compile(r"^const Lesson& lesson(\d\d)\(\);\s*$"),
+    "lessons/registry.cpp": re.compile(r"^\s*lessons::lesson(\d\d)\(\),\s*$"),
+}
+
+
 def regenerate_lesson_lists(text, path, last):
-    """lessons/CMakeLists.txt and lessons/registry.cu without the lessons after `last`."""
+    """A file of LESSON_LISTS without the lessons after `last`."""
     kept = []
     for line in text.split("\n"):
-        listed = (re.match(r"^add_lesson\((\d\d) ", line) if path == "lessons/CMakeLists.txt" else
-                  re.match(r'^#include "lessons/(\d\d)_', line) or
-                  re.match(r"^\s*lesson(\d\d)::kLesson,\s*$", line))
+        listed = LESSON_LISTS[path].match(line)
         if not (listed and int(listed[1]) > last):
             kept.append(line)
     return "\n".join(kept)
@@ -554,7 +561,7 @@ def build_handout(root, lesson_id, dist):
     rewrite(lesson.kernel, regions.cut)
     rewrite(f"{lesson.folder}/README.md",
             lambda text: cut_readme_solutions(text, lesson_regions, f"{lesson.folder}/README.md"))
-    for path in ("lessons/CMakeLists.txt", "lessons/registry.cu"):
+    for path in LESSON_LISTS:
         rewrite(path, lambda text, path=path: regenerate_lesson_lists(text, path, lesson_id))
     if lesson_id < 2:
         rewrite("tests/CMakeLists.txt", drop_executable_tests)

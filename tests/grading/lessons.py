@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lessons"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "profiles"))
 from lesson_entry import read_entry  # noqa: E402  (after the path is set)
 
 SIGNATURE_LINE = re.compile(r"^// Graded instruction signature:[ \t]*(?P<value>.*?)[ \t]*$", re.MULTILINE)

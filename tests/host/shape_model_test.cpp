@@ -1,18 +1,21 @@
 // Lesson 16's cost model (common/schedule/shape_model.hpp): the wave term against a count of every
-// worker's work, the k-iteration's two bounds, the DRAM floor, and the choices it must make.
+// worker's work, the k-iteration's two bounds (for bf16 and e4m3 slices), the DRAM floor, and the
+// choices it must make, each configuration estimated on the schedule its launch runs
+// (gemm::plan_schedule, common/schedule/kernel_shape.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "common/schedule/kernel_shape.hpp"
 #include "common/schedule/shape_model.hpp"
 
 namespace {
 
 using gemm::GemmProblem;
 using gemm::StreamKPlan;
-using gemm::taught::KernelShape;
+using gemm::KernelShape;
 using gemm::taught::kH100Costs;
 
 // The most k-iterations any worker has, counted item by item.
@@ -58,12 +61,41 @@ TEST(ShapeModel, AnIterationIsBoundByTheTensorCoresOrByL2) {
   EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(wide, fast_l2), macs / fast_l2.macs_per_ns_per_sm);
 }
 
+// The estimate of a configuration on the schedule its launch runs on `workers` clusters.
+double estimate(const KernelShape& shape, const GemmProblem& p, int64_t workers) {
+  return gemm::taught::estimate_ns(shape, gemm::plan_schedule(shape, p, workers), p, kH100Costs);
+}
+
+// The model's choice among configurations, each on its own schedule.
+template <size_t N>
+int choose(const KernelShape (&shapes)[N], const int64_t (&workers)[N], const GemmProblem& p) {
+  StreamKPlan plans[N];
+  for (size_t i = 0; i < N; ++i) plans[i] = gemm::plan_schedule(shapes[i], p, workers[i]);
+  return gemm::taught::choose_configuration(shapes, plans, int(N), p, kH100Costs);
+}
+
+TEST(ShapeModel, AnE4m3SliceIsTwiceTheValuesInTheSameBytes) {
+  // lesson 18's slices: 128 values of one byte, the bytes of a bf16 slice of 64, and twice its
+  // multiply-adds (at the tensor cores' doubled rate, in fp8's own costs).
+  const KernelShape bf16{128, 128, 2, 8}, e4m3{128, 128, 2, 8, /*slice_k=*/128, /*bytes=*/1};
+  gemm::taught::MachineCosts slow_l2 = kH100Costs;
+  slow_l2.l2_bytes_per_ns_per_sm = 1.0;
+  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(e4m3, slow_l2), gemm::taught::iteration_ns(bf16, slow_l2));
+  gemm::taught::MachineCosts fp8_fast_l2 = kH100Costs;
+  fp8_fast_l2.l2_bytes_per_ns_per_sm = 1e9;
+  fp8_fast_l2.macs_per_ns_per_sm *= 2;
+  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(e4m3, fp8_fast_l2), 128.0 * 128 * 128 / fp8_fast_l2.macs_per_ns_per_sm);
+  // And its schedule counts slices of 128: half the k-iterations of bf16's.
+  const GemmProblem p{4096, 4096, 4096};
+  EXPECT_EQ(gemm::plan_schedule(e4m3, p, 66).k_iterations, 32);
+  EXPECT_EQ(gemm::plan_schedule(bf16, p, 66).k_iterations, 64);
+}
+
 TEST(ShapeModel, NoEstimateBeatsTheDramFloor) {
   const KernelShape shape{128, 128, 1, 8};
   for (const GemmProblem& p : {GemmProblem{8192, 8192, 64}, GemmProblem{64, 65536, 64}}) {
     const double bytes = double(p.m * p.k + p.n * p.k + p.m * p.n) * 2;
-    EXPECT_GE(gemm::taught::estimate_ns(shape, p, 132, kH100Costs),
-              kH100Costs.launch_ns + bytes / kH100Costs.dram_bytes_per_ns);
+    EXPECT_GE(estimate(shape, p, 132), kH100Costs.launch_ns + bytes / kH100Costs.dram_bytes_per_ns);
   }
 }
 
@@ -78,18 +110,18 @@ TEST(ShapeModel, StreamKFixupsComeAfterTheDramStream) {
   const double dram_ns =
       double(decode.m * decode.k + decode.n * decode.k + decode.m * decode.n) * 2 /
       kH100Costs.dram_bytes_per_ns;
-  EXPECT_GT(gemm::taught::estimate_ns(shapes[0], decode, workers[0], kH100Costs),
+  EXPECT_GT(estimate(shapes[0], decode, workers[0]),
             kH100Costs.launch_ns + dram_ns + kH100Costs.stream_k_unit_ns);
-  EXPECT_EQ(gemm::taught::choose_configuration(shapes, workers, 2, decode, kH100Costs), 1);
+  EXPECT_EQ(choose(shapes, workers, decode), 1);
 }
 
 TEST(ShapeModel, SmallProblemsTakeNarrowTilesAndLargeOnesWideTiles) {
   const KernelShape shapes[] = {{128, 256, 2, 8}, {128, 64, 1, 2}};
   const int64_t workers[] = {66, 132};
   // 1024^3: 16 wide cluster tiles keep 32 SMs busy; 128 narrow tiles keep 128.
-  EXPECT_EQ(gemm::taught::choose_configuration(shapes, workers, 2, {1024, 1024, 1024}, kH100Costs), 1);
+  EXPECT_EQ(choose(shapes, workers, {1024, 1024, 1024}), 1);
   // 8192^3: both fill the GPU, and the wide tile needs fewer bytes per multiply-add.
-  EXPECT_EQ(gemm::taught::choose_configuration(shapes, workers, 2, {8192, 8192, 8192}, kH100Costs), 0);
+  EXPECT_EQ(choose(shapes, workers, {8192, 8192, 8192}), 0);
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "lessons/19_tensor_parallel/plan.hpp"
-#include "lessons/19_tensor_parallel/ranks.hpp"
+#include "common/multi_gpu/ranks.hpp"
 
 namespace {
 
@@ -332,7 +332,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 TEST(TensorParallelRanks, RankZeroReachesEveryOtherRank) {
-  const auto body = [](int rank, const lesson19::RankChannels& channels) {
+  const auto body = [](int rank, const gemm::RankChannels& channels) {
     char message[16] = "unique id";
     if (rank == 0) {
       channels.send_to_others(message, sizeof(message));
@@ -342,12 +342,12 @@ TEST(TensorParallelRanks, RankZeroReachesEveryOtherRank) {
     channels.receive_from_rank_zero(received, sizeof(received));
     return std::strcmp(received, message) == 0 ? gemm::kExitPass : gemm::kExitBadUsage;
   };
-  EXPECT_EQ(lesson19::run_ranks(4, 30, body), gemm::kExitPass);
+  EXPECT_EQ(gemm::run_ranks(4, 30, body), gemm::kExitPass);
 }
 
 TEST(TensorParallelRanks, AFailedCheckLetsTheOtherRanksFinish) {
   // Rank 1 reports a failed check at once; rank 0 is still working, and is not stopped.
-  const int code = lesson19::run_ranks(2, 30, [](int rank, const lesson19::RankChannels&) {
+  const int code = gemm::run_ranks(2, 30, [](int rank, const gemm::RankChannels&) {
     if (rank == 1) return gemm::kExitCheckFailed;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     return gemm::kExitPass;
@@ -358,7 +358,7 @@ TEST(TensorParallelRanks, AFailedCheckLetsTheOtherRanksFinish) {
 TEST(TensorParallelRanks, AFailedRankStopsTheOthersAndIsNamed) {
   const auto start = std::chrono::steady_clock::now();
   testing::internal::CaptureStderr();
-  const int code = lesson19::run_ranks(3, 60, [](int rank, const lesson19::RankChannels&) {
+  const int code = gemm::run_ranks(3, 60, [](int rank, const gemm::RankChannels&) {
     if (rank == 2) return gemm::kExitCudaError;
     std::this_thread::sleep_for(std::chrono::seconds(60));
     return gemm::kExitPass;
@@ -374,7 +374,7 @@ TEST(TensorParallelRanks, AFailedRankStopsTheOthersAndIsNamed) {
 
 TEST(TensorParallelRanks, ACrashedRankIsNamedWithItsSignal) {
   testing::internal::CaptureStderr();
-  const int code = lesson19::run_ranks(2, 60, [](int rank, const lesson19::RankChannels&) {
+  const int code = gemm::run_ranks(2, 60, [](int rank, const gemm::RankChannels&) {
     if (rank == 1) std::raise(SIGKILL);
     std::this_thread::sleep_for(std::chrono::seconds(60));
     return gemm::kExitPass;
@@ -387,7 +387,7 @@ TEST(TensorParallelRanks, ACrashedRankIsNamedWithItsSignal) {
 TEST(TensorParallelRanks, AHangingRankIsStoppedAtTheTimeout) {
   const auto start = std::chrono::steady_clock::now();
   testing::internal::CaptureStderr();
-  const int code = lesson19::run_ranks(2, 1, [](int rank, const lesson19::RankChannels&) {
+  const int code = gemm::run_ranks(2, 1, [](int rank, const gemm::RankChannels&) {
     if (rank == 0) return gemm::kExitPass;
     pause();  // waits for a signal that only the parent's kill brings
     return gemm::kExitPass;
@@ -402,10 +402,10 @@ TEST(TensorParallelRanks, AChildReportsWhatItFound) {
   struct Found {
     int count;
   };
-  const auto found = lesson19::run_in_child<Found>([] { return Found{7}; });
+  const auto found = gemm::run_in_child<Found>([] { return Found{7}; });
   ASSERT_TRUE(found);
   EXPECT_EQ(found->count, 7);
-  const auto died = lesson19::run_in_child<Found>([]() -> Found {
+  const auto died = gemm::run_in_child<Found>([]() -> Found {
     std::_Exit(3);
   });
   EXPECT_FALSE(died);

@@ -159,20 +159,19 @@ class CutAndSplice(unittest.TestCase):
         with self.assertRaisesRegex(regions.RegionError, "no line of it names it"):
             regions.cut(text.replace("  wait_for_the_inputs_to_arrive();\n", ""))
 
-    def test_lesson_17_places_its_wait_among_the_producers_loads(self):
+    def test_lesson_17_fills_the_two_places_of_its_launch_policy(self):
         folder = lessons.lesson_folders(REPOSITORY)[17]
         text = (REPOSITORY / folder / "kernel.cuh").read_text()
-        region = next(region for region in regions.parse_regions(text)
-                      if region.name == "wait_for_prerequisite")
-        self.assertEqual(region.attributes["places"], ["wait_for_prerequisite_grids"])
+        self.assertEqual([region.name for region in regions.parse_regions(text)],
+                         ["wait_for_prerequisite", "let_dependents_start"])
         self.assertEqual(regions.solution_lines(text),
                          [("wait_for_prerequisite", "gemm::ptx::wait_for_prerequisite_grids();"),
                           ("let_dependents_start", "gemm::ptx::launch_dependent_grids();")])
         handout = regions.cut(text)
         self.assertNotIn("wait_for_prerequisite_grids();", handout)
         self.assertNotIn("launch_dependent_grids();", handout)
-        self.assertIn("load_k_range_multicast<Tile>(", handout)
-        self.assertIn("producer_tail(pipeline, write_state);", handout)
+        self.assertIn("__device__ static void before_first_load() {", handout)
+        self.assertIn("__device__ static void after_last_load() {", handout)
 
 
 class Validator(unittest.TestCase):

@@ -1,4 +1,4 @@
-"""Tests of lessons/diff.py (`make diff L=NN [CODE=1]`) and of the lesson tree it reads.
+"""Tests of profiles/diff.py (`make diff L=NN [CODE=1]`) and of the lesson tree it reads.
 
 The tool tests run on small synthetic lesson folders in a temporary directory. The tree tests read
 the real lessons/NN_*/kernel.cuh: every lesson names an existing, earlier parent, and every
@@ -16,8 +16,8 @@ from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 LESSONS = REPOSITORY / "lessons"
-DIFF = LESSONS / "diff.py"
-sys.path.insert(0, str(LESSONS))
+DIFF = REPOSITORY / "profiles" / "diff.py"
+sys.path.insert(0, str(REPOSITORY / "profiles"))
 
 import diff  # noqa: E402  (after the path is set)
 
@@ -63,8 +63,10 @@ class LessonTree(unittest.TestCase):
     """A temporary lessons/ folder; run() calls the tool on it as `make diff` would."""
 
     def setUp(self):
-        self.lessons = Path(tempfile.mkdtemp())
-        self.addCleanup(shutil.rmtree, self.lessons)
+        self.root = Path(tempfile.mkdtemp())  # a course: lessons/ and common/
+        self.addCleanup(shutil.rmtree, self.root)
+        self.lessons = self.root / "lessons"
+        self.lessons.mkdir()
 
     def add(self, lesson, parent, body, slug="synthetic"):
         folder = self.lessons / f"{lesson:02d}_{slug}"
@@ -131,18 +133,34 @@ class PlainDiff(LessonTree):
         self.assertIn("-namespace lesson01 {", lines)
         self.assertIn("+namespace lesson02 {", lines)
 
-    def test_a_lesson_that_includes_its_parents_kernel_is_all_new(self):
-        self.add(15, 14, "int fifteen();\n", slug="last")
+    def test_a_parents_copy_that_the_lesson_includes_from_common_is_no_change(self):
+        # Lesson 15 spells out `piece`; lesson 16 includes a common header that includes the header
+        # holding the same code: the copy is no change, and the tool says so on stderr.
+        copy = "// BEGIN TEACHING COPY(piece)\nint piece();\n// END TEACHING COPY\n"
+        self.add(15, 14, copy + "int fifteen();\n", slug="last")
+        (self.root / "common").mkdir()
+        (self.root / "common" / "piece.hpp").write_text(copy)
+        (self.root / "common" / "table.hpp").write_text('#include "common/piece.hpp"\n')
         folder = self.lessons / "16_supplement"
         folder.mkdir()
         (folder / "kernel.cuh").write_text(
-            '#include "lessons/15_last/kernel.cuh"\n' + kernel_text(16, 15, "int sixteen();\n"))
+            '#include "common/table.hpp"\n' + kernel_text(16, 15, "int sixteen();\n"))
         for args in (("16",), ("16", "--code")):
             result = self.run_diff(*args)
             self.assertEqual(result.returncode, 0, result.stderr)
-            self.assertIn("uses it unchanged", result.stderr)
-            self.assertEqual([line for line in changed_lines(result.stdout) if line.startswith("-")], [])
+            self.assertIn("teaching copies of piece are left out", result.stderr)
+            self.assertNotIn("int piece();", result.stdout)
+            self.assertIn("-int fifteen();", result.stdout)
             self.assertIn("+int sixteen();", result.stdout)
+        # Without the include, the copy's removal is a change.
+        (folder / "kernel.cuh").write_text(kernel_text(16, 15, "int sixteen();\n"))
+        self.assertIn("-int piece();", self.run_diff("16").stdout)
+
+    def test_includes_are_no_code(self):
+        self.add(1, 0, '#include "common/a.hpp"\nint x = 1;\n')
+        self.add(2, 1, '#include "common/b.hpp"\nint x = 1;\n')
+        self.assertIn('+#include "common/b.hpp"', self.run_diff("02").stdout)
+        self.assertNotIn("include", self.run_diff("02", "--code").stdout)
 
     def test_identical_kernels_print_nothing_and_exit_0(self):
         self.add(1, 0, "int x = 1;\n")

@@ -82,7 +82,7 @@ class Commands(unittest.TestCase):
         metrics = profile_script.curated_only_metrics(curated)
         self.assertEqual(metrics, FAKE_CURATED + ["device__attribute_display_name"])
         command = profile_script.profile_command(
-            "ncu", Path("build/lessons/lesson16"), "^(void )?lesson15::", (4096, 4096, 4096),
+            "ncu", Path("build/lessons/lesson16"), "^(void )?gemm::hopper::", (4096, 4096, 4096),
             Path("r/lesson16.ncu-rep"), metrics, full_set=False)
         # Only the curated metrics: no section set, no sources in the report.
         self.assertNotIn("--set", command)
@@ -90,7 +90,7 @@ class Commands(unittest.TestCase):
         self.assertNotIn("--import-source", command)
         for option in [("--metrics", ",".join(metrics)), ("--clock-control", "none"),
                        ("--kernel-name-base", "demangled"),
-                       ("--kernel-name", "regex:^(void )?lesson15::"),
+                       ("--kernel-name", "regex:^(void )?gemm::hopper::"),
                        ("--launch-skip", "1"), ("--launch-count", "1"),
                        ("--export", "r/lesson16.ncu-rep")]:
             self.assertIn(option, pairs(command))
@@ -181,7 +181,7 @@ class Runs(unittest.TestCase):
         self.assert_one_line_error(result, "ncu wrote no report", "namespace lesson03")
 
     def test_a_lesson_that_runs_another_lessons_kernel(self):
-        # Lesson 02 of fixtures/kernel_sources runs lesson 01's kernel, as lesson 16 runs 15's.
+        # Lesson 02 of fixtures/kernel_sources runs lesson 01's kernel: its namespace is profiled.
         (self.build / "lessons" / "lesson02").write_text("stands in for the lesson executable")
         export = self.work / "export.csv"
         export.write_text((FIXTURES / "fake_lesson03.csv").read_text()
@@ -199,15 +199,15 @@ class Runs(unittest.TestCase):
 
     @unittest.skipUnless(any((REPOSITORY / "lessons").glob("16_*/kernel.cuh")),
                          "a hand-out without lesson 16")
-    def test_lesson_16_is_profiled_in_lesson_15s_namespace(self):
+    def test_lesson_16_is_profiled_as_the_final_kernel(self):
         (self.build / "lessons" / "lesson16").write_text("stands in for the lesson executable")
         export = self.work / "export.csv"
         export.write_text((FIXTURES / "fake_lesson03.csv").read_text()
-                          .replace("lesson03::gemm_kernel(", "void lesson15::gemm_kernel<1>("))
+                          .replace("lesson03::gemm_kernel(", "void gemm::hopper::gemm_kernel<1>("))
         result = self.run_profile("16", "--ncu", str(self.fake_ncu(export=export)))
         self.assertEqual(result.returncode, 0, result.stderr)
         record = json.loads((self.reports / "lesson16.json").read_text())
-        self.assertIn(("--kernel-name", "regex:^(void )?lesson15::"), pairs(record["command"]))
+        self.assertIn(("--kernel-name", "regex:^(void )?gemm::hopper::"), pairs(record["command"]))
 
     def test_a_curated_only_run(self):
         export = FIXTURES / "fake_lesson03_curated_only.csv"

@@ -11,9 +11,9 @@ holds the teaching copy.
 
 In a homework hand-out (tests/grading/handout.json) the later lessons and the headers that hold
 the hand-out's answers are left out: pairs with a side missing are skipped there, not failed.
-lessons/diff.py leaves a parent's teaching copies out of `make diff` when the lesson uses the
+profiles/diff.py leaves a parent's teaching copies out of `make diff` when the lesson uses the
 building block instead (tested here on small texts). The markers are read by
-lessons/teaching_copy.py, as diff.py and the homework tool read them.
+profiles/teaching_copy.py, as diff.py and the homework tool read them.
 """
 import re
 import sys
@@ -21,7 +21,7 @@ import unittest
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPOSITORY / "lessons"))
+sys.path.insert(0, str(REPOSITORY / "profiles"))
 
 import diff  # noqa: E402  (after the path is set)
 import teaching_copy  # noqa: E402

@@ -2,16 +2,16 @@
 // runner (run_lesson). Computes D = A * B^T for a 512-token layer of Llama 3.1 8B (512 x 4096 x
 // 4096, bf16, A and B K-major as everywhere in the course) and checks one element on the CPU.
 //
-//   build: any target that includes lessons/16_shape_heuristics/kernel.cuh from a .cu file and
-//          links gemm_common (tensor maps, device facts, the check of the GPU), with
-//          CMAKE_CUDA_ARCHITECTURES 90a;
+//   build: any target that links lesson16_kernels (the lesson's kernels, compiled once with
+//          CMAKE_CUDA_ARCHITECTURES 90a, and its entry gemm::lessons::lesson16(); it brings
+//          gemm_common: tensor maps, device facts, the check of the GPU);
 //   run:   ./lesson16_call_example   (needs an sm_90a GPU: H100 or H200)
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
 #include "common/runner.hpp"
-#include "lessons/16_shape_heuristics/kernel.cuh"
+#include "lessons/registry.hpp"
 
 int main() {
   try {
@@ -26,7 +26,8 @@ int main() {
       return 2;
     }
     // The course's own check: an sm_90a GPU, and a build that carries the 90a target.
-    if (const auto reason = gemm::unsupported_reason(lesson16::kLesson, gemm::query_device(0))) {
+    const gemm::Lesson& lesson = gemm::lessons::lesson16();
+    if (const auto reason = gemm::unsupported_reason(lesson, gemm::query_device(0))) {
       std::fprintf(stderr, "error: %s\n", reason->c_str());
       return 2;
     }
@@ -45,10 +46,13 @@ int main() {
     CUDA_CHECK(cudaMemcpy(b_device, b.data(), b_count * sizeof(gemm::bf16),
                           cudaMemcpyHostToDevice));
 
-    // The workspace (Stream-K's flags and partial sums): its size depends on the problem, it is
-    // zeroed once when allocated, and every launch leaves it zeroed. One launch at a time may use
-    // it: give each stream its own.
-    const size_t workspace_bytes = lesson16::workspace_bytes(problem);
+    // The plan: the configuration the cost model picks for this problem on this GPU, and its
+    // schedule. Make it once per problem, and launch on it as often as you like.
+    const gemm::LaunchPlan plan = gemm::plan_launch(lesson, problem);
+    // The workspace (Stream-K's flags and partial sums) that the plan needs: zeroed once when
+    // allocated, and every launch leaves it zeroed. One launch at a time may use it: give each
+    // stream its own.
+    const size_t workspace_bytes = plan.workspace_bytes;
     void* workspace = nullptr;
     if (workspace_bytes > 0) {
       CUDA_CHECK(cudaMalloc(&workspace, workspace_bytes));
@@ -63,7 +67,7 @@ int main() {
     args.workspace = workspace;  // the epilogue stays the plain product: D = A * B^T
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
-    lesson16::launch(args, stream);  // picks a configuration for this problem on this GPU
+    gemm::launch_planned(lesson, args, plan, stream);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(stream));
 
@@ -73,9 +77,8 @@ int main() {
     for (int64_t k = 0; k < problem.k; ++k)
       expected += double(__bfloat162float(a[k])) * double(__bfloat162float(b[k]));
     const double got = __bfloat162float(d_00);
-    const int chosen = lesson16::chosen_configuration(problem);
     std::printf("configuration %s: D[0][0] = %g, CPU %g\n",
-                lesson16::kEntries[chosen].configuration.name, got, expected);
+                gemm::configuration_name(lesson, plan).c_str(), got, expected);
 
     CUDA_CHECK(cudaStreamDestroy(stream));
     CUDA_CHECK(cudaFree(workspace));

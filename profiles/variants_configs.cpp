@@ -1,14 +1,13 @@
 // Lesson 16's compiled configurations, each run alone (as `--config NAME` runs it): the oracle
 // sweep that its cost model is judged against (profiles/shape_model_report.cpp reads the CSV).
+#include "lessons/registry.hpp"
 #include "profiles/variants.hpp"
-
-#include "lessons/16_shape_heuristics/kernel.cuh"
 
 namespace sweep {
 
 std::vector<Variant> configuration_variants() {
   std::vector<Variant> variants;
-  const gemm::Lesson& lesson = lesson16::kLesson;
+  const gemm::Lesson& lesson = gemm::lessons::lesson16();
   for (int i = 0; i < lesson.configuration_count; ++i)
     variants.push_back({"configs_16", lesson.configurations[i].name, /*is_default=*/false,
                         gemm::with_configuration(lesson, i)});

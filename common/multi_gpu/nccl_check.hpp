@@ -8,13 +8,13 @@
 
 #include "common/cuda_check.hpp"
 
-namespace lesson19 {
+namespace gemm {
 
 inline void check_nccl(ncclResult_t status, const char* call, const char* file, int line) {
-  if (status != ncclSuccess) gemm::throw_cuda_error(call, ncclGetErrorString(status), file, line);
+  if (status != ncclSuccess) throw_cuda_error(call, ncclGetErrorString(status), file, line);
 }
 
-}  // namespace lesson19
+}  // namespace gemm
 
 // A macro only so that the message can quote the call and its file:line (as CUDA_CHECK).
-#define NCCL_CHECK(call) ::lesson19::check_nccl((call), #call, __FILE__, __LINE__)
+#define NCCL_CHECK(call) ::gemm::check_nccl((call), #call, __FILE__, __LINE__)

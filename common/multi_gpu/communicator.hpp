@@ -1,5 +1,5 @@
 #pragma once
-// One rank's NCCL communicator, and the few collectives lesson 19 uses besides the layer's own:
+// One rank's NCCL communicator, and the few collectives a multi-GPU program needs besides its own:
 // a barrier, and exchanges of small host values (IPC handles, check results, timings).
 
 #include <nccl.h>
@@ -11,10 +11,10 @@
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
-#include "lessons/19_tensor_parallel/nccl_check.hpp"
-#include "lessons/19_tensor_parallel/ranks.hpp"
+#include "common/multi_gpu/nccl_check.hpp"
+#include "common/multi_gpu/ranks.hpp"
 
-namespace lesson19 {
+namespace gemm {
 
 class Communicator {
  public:
@@ -51,7 +51,7 @@ class Communicator {
   // Every rank's `bytes` (the same size on every rank), rank by rank, on every rank. Staged
   // through device memory, since NCCL moves device memory only; waits for the result.
   std::vector<unsigned char> all_gather_bytes(const void* bytes, size_t size, cudaStream_t stream) {
-    gemm::DeviceBuffer<unsigned char> mine(size), everyone(size * size_t(ranks_));
+    DeviceBuffer<unsigned char> mine(size), everyone(size * size_t(ranks_));
     CUDA_CHECK(cudaMemcpyAsync(mine.get(), bytes, size, cudaMemcpyHostToDevice, stream));
     NCCL_CHECK(ncclAllGather(mine.get(), everyone.get(), size, ncclUint8, comm_, stream));
     std::vector<unsigned char> result(everyone.size());
@@ -80,7 +80,7 @@ class Communicator {
  private:
   int rank_, ranks_;
   ncclComm_t comm_ = nullptr;
-  gemm::DeviceBuffer<float> token_;  // the barrier's one element
+  DeviceBuffer<float> token_;  // the barrier's one element
 };
 
-}  // namespace lesson19
+}  // namespace gemm

@@ -30,7 +30,9 @@
 
 #include "common/cli.hpp"
 #include "common/shape_sets.hpp"
-#include "lessons/16_shape_heuristics/kernel.cuh"
+#include "common/schedule/kernel_shape.hpp"
+#include "common/schedule/shape_model.hpp"
+#include "lessons/registry.hpp"
 
 namespace {
 
@@ -94,11 +96,21 @@ std::vector<Shape> read_oracle(const std::string& path) {
 }
 
 // The model's pick for a problem, with every configuration's resident clusters on `sms` SMs.
-int pick(const GemmProblem& problem, int sms, const lesson16::MachineCosts& costs) {
-  int64_t workers[lesson16::kConfigurationCount];
-  for (int i = 0; i < lesson16::kConfigurationCount; ++i)
-    workers[i] = sms / lesson16::kEntries[i].shape.cluster_m;
-  return lesson16::choose_entry(problem, workers, costs);
+int pick(const GemmProblem& problem, int sms, const gemm::taught::MachineCosts& costs) {
+  const gemm::Lesson& lesson = gemm::lessons::lesson16();
+  std::vector<int> candidates;
+  std::vector<gemm::KernelShape> shapes;
+  std::vector<gemm::StreamKPlan> schedules;
+  for (int i = 0; i < lesson.configuration_count; ++i) {
+    const gemm::Configuration& configuration = lesson.configurations[i];
+    if (!configuration.weighed) continue;
+    candidates.push_back(i);
+    shapes.push_back(configuration.shape);
+    schedules.push_back(gemm::plan_schedule(configuration.shape, problem,
+                                            sms / configuration.shape.cluster_m));
+  }
+  return candidates[gemm::taught::choose_configuration(shapes.data(), schedules.data(),
+                                                       int(candidates.size()), problem, costs)];
 }
 
 struct Verdict {
@@ -108,9 +120,9 @@ struct Verdict {
   double loss() const { return 1.0 - picked_ratio / best_ratio; }
 };
 
-Verdict judge(const Shape& shape, int sms, const lesson16::MachineCosts& costs) {
+Verdict judge(const Shape& shape, int sms, const gemm::taught::MachineCosts& costs) {
   Verdict verdict;
-  verdict.picked = lesson16::kEntries[pick(shape.problem, sms, costs)].configuration.name;
+  verdict.picked = gemm::lessons::lesson16().configurations[pick(shape.problem, sms, costs)].name;
   for (const auto& [name, ratio] : shape.ratio)
     if (ratio > verdict.best_ratio) {
       verdict.best = name;
@@ -127,7 +139,7 @@ std::string shape_name(const GemmProblem& p) {
 }
 
 // Lost percent summed over the fitted shapes.
-double fitted_loss(const std::vector<Shape>& shapes, int sms, const lesson16::MachineCosts& costs) {
+double fitted_loss(const std::vector<Shape>& shapes, int sms, const gemm::taught::MachineCosts& costs) {
   double loss = 0;
   for (const Shape& shape : shapes) {
     if (!shape.fitted) continue;
@@ -140,7 +152,7 @@ double fitted_loss(const std::vector<Shape>& shapes, int sms, const lesson16::Ma
   return loss;
 }
 
-void report(const std::vector<Shape>& shapes, int sms, const lesson16::MachineCosts& costs) {
+void report(const std::vector<Shape>& shapes, int sms, const gemm::taught::MachineCosts& costs) {
   std::printf("| shape (M x N x K) | set | model's pick | best measured | loss | pick / cuBLAS | best / cuBLAS |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const bool fitted : {true, false}) {
@@ -183,7 +195,7 @@ int main(int argc, char** argv) {
   std::string csv_path;
   int sms = 132;
   bool fit = false;
-  lesson16::MachineCosts costs = lesson16::kH100Costs;
+  gemm::taught::MachineCosts costs = gemm::taught::kH100Costs;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
@@ -211,12 +223,12 @@ int main(int argc, char** argv) {
       report(shapes, sms, costs);
       return gemm::kExitPass;
     }
-    lesson16::MachineCosts best = costs;
+    gemm::taught::MachineCosts best = costs;
     double best_loss = fitted_loss(shapes, sms, best);
     for (double l2 = 30; l2 <= 120; l2 += 2)
       for (double item = 0; item <= 3000; item += 100)
         for (double unit = 0; unit <= 10000; unit += 250) {
-          lesson16::MachineCosts candidate = costs;
+          gemm::taught::MachineCosts candidate = costs;
           candidate.l2_bytes_per_ns_per_sm = l2;
           candidate.item_ns = item;
           candidate.stream_k_unit_ns = unit;

@@ -1,5 +1,5 @@
 #pragma once
-// Lesson 19's processes: one per GPU, started and watched by a parent that never touches CUDA.
+// A multi-GPU program's processes (lesson 19): one per GPU, started and watched by a parent that never touches CUDA.
 //
 // Why processes and not threads: that is how tensor-parallel inference runs (one process per GPU,
 // as torchrun or MPI start them), and it is what makes the copy engines' peer access go through
@@ -9,6 +9,7 @@
 //
 // POSIX only (fork, pipes, process groups); no CUDA here, so the host tests run all of it.
 
+#include <errno.h>  // program_invocation_short_name: the name the program runs under
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -34,7 +35,7 @@
 
 #include "common/cli.hpp"
 
-namespace lesson19 {
+namespace gemm {
 
 // Writes or reads exactly `size` bytes through a pipe; throws std::runtime_error if the other
 // end is gone before that.
@@ -83,8 +84,8 @@ std::optional<Result> run_in_child(const std::function<Result()>& probe) {
       const Result result = probe();
       write_all(ends[1], &result, sizeof(result));
     } catch (const std::exception& error) {
-      std::fprintf(stderr, "lesson19: error: %s\n", error.what());
-      code = gemm::kExitCudaError;
+      std::fprintf(stderr, "%s: error: %s\n", program_invocation_short_name, error.what());
+      code = kExitCudaError;
     }
     std::fflush(nullptr);
     std::_Exit(code);
@@ -133,11 +134,11 @@ using RankBody = std::function<int(int rank, const RankChannels& channels)>;
 
 inline std::string exit_code_meaning(int code) {
   switch (code) {
-    case gemm::kExitCheckFailed: return "a check failed";
-    case gemm::kExitNoGpu: return "no CUDA GPU";
-    case gemm::kExitUnsupportedGpu: return "the GPU cannot run the lesson";
-    case gemm::kExitBadUsage: return "bad command line";
-    case gemm::kExitCudaError: return "CUDA or NCCL error";
+    case kExitCheckFailed: return "a check failed";
+    case kExitNoGpu: return "no CUDA GPU";
+    case kExitUnsupportedGpu: return "the GPU cannot run the lesson";
+    case kExitBadUsage: return "bad command line";
+    case kExitCudaError: return "CUDA or NCCL error";
   }
   return "unexpected exit code";
 }
@@ -152,8 +153,9 @@ inline int run_ranks(int ranks, int timeout_seconds, const RankBody& body) {
   std::vector<std::array<int, 2>> pipes(size_t(ranks), {-1, -1});
   for (int r = 1; r < ranks; ++r)
     if (pipe(pipes[size_t(r)].data()) != 0) {
-      std::fprintf(stderr, "lesson19: error: cannot create a pipe: %s\n", std::strerror(errno));
-      return gemm::kExitCudaError;
+      std::fprintf(stderr, "%s: error: cannot create a pipe: %s\n", program_invocation_short_name,
+                   std::strerror(errno));
+      return kExitCudaError;
     }
   const pid_t parent = getpid();
   std::fflush(nullptr);  // what the parent has buffered is not written once per child
@@ -172,10 +174,10 @@ inline int run_ranks(int ranks, int timeout_seconds, const RankBody& body) {
   for (int rank = 0; rank < ranks; ++rank) {
     const pid_t child = fork();
     if (child < 0) {
-      std::fprintf(stderr, "lesson19: error: cannot start rank %d: %s\n", rank,
+      std::fprintf(stderr, "%s: error: cannot start rank %d: %s\n", program_invocation_short_name, rank,
                    std::strerror(errno));
       stop_all();
-      return gemm::kExitCudaError;
+      return kExitCudaError;
     }
     if (child == 0) {
       // Both the child and the parent put the child into the group, so that it is there
@@ -183,18 +185,19 @@ inline int run_ranks(int ranks, int timeout_seconds, const RankBody& body) {
       // parent's group only), never left behind waiting for peers that are gone.
       setpgid(0, group);
       prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) std::_Exit(gemm::kExitCudaError);
+      if (getppid() != parent) std::_Exit(kExitCudaError);
       // Rank 0 keeps the writing ends, rank r the reading end of its own pipe: then a read sees
       // the end of the pipe if rank 0 is gone.
       for (int r = 1; r < ranks; ++r) {
         if (rank != 0) close(pipes[size_t(r)][1]);
         if (rank != r) close(pipes[size_t(r)][0]);
       }
-      int code = gemm::kExitCudaError;
+      int code = kExitCudaError;
       try {
         code = body(rank, RankChannels(rank, pipes));
       } catch (const std::exception& error) {
-        std::fprintf(stderr, "lesson19: rank %d: error: %s\n", rank, error.what());
+        std::fprintf(stderr, "%s: rank %d: error: %s\n", program_invocation_short_name, rank,
+                     error.what());
       }
       std::fflush(nullptr);
       std::_Exit(code);
@@ -210,7 +213,7 @@ inline int run_ranks(int ranks, int timeout_seconds, const RankBody& body) {
   }
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-  int remaining = ranks, result = gemm::kExitPass;
+  int remaining = ranks, result = kExitPass;
   while (remaining > 0) {
     bool any_exited = false;
     for (int rank = 0; rank < ranks; ++rank) {
@@ -221,23 +224,23 @@ inline int run_ranks(int ranks, int timeout_seconds, const RankBody& body) {
       any_exited = true;
       finished[size_t(rank)] = true;
       --remaining;
-      const bool clean = WIFEXITED(status) && (WEXITSTATUS(status) == gemm::kExitPass ||
-                                               WEXITSTATUS(status) == gemm::kExitCheckFailed);
+      const bool clean = WIFEXITED(status) && (WEXITSTATUS(status) == kExitPass ||
+                                               WEXITSTATUS(status) == kExitCheckFailed);
       if (clean) {
         result = std::max(result, WEXITSTATUS(status));
         continue;
       }
       stop_all();
       if (WIFSIGNALED(status)) {
-        std::fprintf(stderr, "lesson19: error: rank %d was killed by signal %d (%s); stopped the "
-                             "other ranks\n",
-                     rank, WTERMSIG(status), strsignal(WTERMSIG(status)));
-        return gemm::kExitCudaError;
+        std::fprintf(stderr, "%s: error: rank %d was killed by signal %d (%s); stopped the other "
+                             "ranks\n",
+                     program_invocation_short_name, rank, WTERMSIG(status),
+                     strsignal(WTERMSIG(status)));
+        return kExitCudaError;
       }
       const int code = WEXITSTATUS(status);
-      std::fprintf(stderr, "lesson19: error: rank %d exited with code %d (%s); stopped the other "
-                           "ranks\n",
-                   rank, code, exit_code_meaning(code).c_str());
+      std::fprintf(stderr, "%s: error: rank %d exited with code %d (%s); stopped the other ranks\n",
+                   program_invocation_short_name, rank, code, exit_code_meaning(code).c_str());
       return code;
     }
     if (any_exited) continue;
@@ -245,15 +248,14 @@ inline int run_ranks(int ranks, int timeout_seconds, const RankBody& body) {
       int first_running = 0;
       while (finished[size_t(first_running)]) ++first_running;
       stop_all();
-      std::fprintf(stderr, "lesson19: error: rank %d did not finish within %d s (a hang: a "
-                           "collective or a copy waiting for a rank that never comes?); stopped "
-                           "all ranks\n",
-                   first_running, timeout_seconds);
-      return gemm::kExitCudaError;
+      std::fprintf(stderr, "%s: error: rank %d did not finish within %d s (a hang: a collective "
+                           "or a copy waiting for a rank that never comes?); stopped all ranks\n",
+                   program_invocation_short_name, first_running, timeout_seconds);
+      return kExitCudaError;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return result;
 }
 
-}  // namespace lesson19
+}  // namespace gemm

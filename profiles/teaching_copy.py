@@ -1,5 +1,5 @@
 """The teaching copies of the course's sources, read as text, for the tools that need them
-(lessons/diff.py, the tool test tests/tools/test_teaching_copies.py and the homework tool).
+(profiles/diff.py, the tool test tests/tools/test_teaching_copies.py and the homework tool).
 
 A piece that a lesson teaches is spelled out in its kernel.cuh, and the same code sits in a header
 under common/ for the later lessons, both between two comment lines:
@@ -16,7 +16,7 @@ import re
 
 BEGIN = re.compile(r"^\s*// BEGIN TEACHING COPY\((?P<name>\w+)\)\s*$")
 END = re.compile(r"^\s*// END TEACHING COPY\s*$")
-TAUGHT_IN = re.compile(r"^// Taught in lesson (?P<id>\d\d)\b")
+TAUGHT_IN = re.compile(r"^///? Taught in lesson (?P<id>\d\d)\b")
 TAUGHT_IN_LINES = 40
 
 

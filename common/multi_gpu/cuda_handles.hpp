@@ -6,7 +6,7 @@
 
 #include "common/cuda_check.hpp"
 
-namespace lesson19 {
+namespace gemm {
 
 // A stream that does not wait for the legacy default stream (nothing here uses that one).
 class Stream {
@@ -35,4 +35,4 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
-}  // namespace lesson19
+}  // namespace gemm

@@ -1,16 +1,4 @@
-#pragma once
-// `lesson18 sweep`: the measurements of lesson 18's README in one run. For every shape of a set:
-//   - lesson 18 checked against the fp32 product of its dequantized operands (the error in units
-//     of the allowed error: <= 1 passes);
-//   - what lesson 18's and lesson 16's outputs lose against the fp32 product of the bf16 inputs
-//     that both start from (relative rms error): the accuracy that fp8 costs;
-//   - lesson 18 paired with cuBLASLt's block-scaled fp8, its per-tensor fp8 and lesson 16 (bf16),
-//     and the quantization of A and B timed apart;
-//   - each of lesson 18's configurations alone against cuBLASLt's block-scaled fp8 (or per-tensor
-//     where block scaling does not take the shape): what the cost model's choice leaves.
-//
-//   lesson18 sweep [--shapes standard|workloads|4096,8192x8192x1024] [--alone yes|no]
-//                  [--csv FILE] [--commit SHA]
+#include "common/fp8_sweep.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -19,16 +7,14 @@
 #include <vector>
 
 #include "common/cli.hpp"
-#include "common/lesson.hpp"
 #include "common/runner.hpp"
 #include "common/shape_sets.hpp"
 #include "common/text_format.hpp"
 
-namespace lesson18 {
+namespace gemm {
 
-inline int run_sweep_command(const gemm::Lesson& lesson, const gemm::Lesson& bf16_lesson, int argc,
-                             char** argv) {
-  std::vector<gemm::GemmProblem> shapes = gemm::standard_sweep();
+int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int argc, char** argv) {
+  std::vector<GemmProblem> shapes = standard_sweep();
   std::string csv_path, commit = "unknown";
   bool alone = true;  // each configuration alone too
   try {
@@ -37,8 +23,8 @@ inline int run_sweep_command(const gemm::Lesson& lesson, const gemm::Lesson& bf1
       if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
       const std::string value = argv[++i];
       if (flag == "--shapes") {
-        const auto* named = gemm::named_shape_set(value);
-        shapes = named ? *named : gemm::parse_shape_list(flag, value);
+        const auto* named = named_shape_set(value);
+        shapes = named ? *named : parse_shape_list(flag, value);
       } else if (flag == "--alone") {
         if (value != "yes" && value != "no") throw std::invalid_argument("--alone takes yes or no");
         alone = value == "yes";
@@ -50,27 +36,27 @@ inline int run_sweep_command(const gemm::Lesson& lesson, const gemm::Lesson& bf1
         throw std::invalid_argument("unknown flag " + flag);
       }
     }
-    for (const gemm::GemmProblem& shape : shapes)
-      if (const auto violation = gemm::block_scaled_contract_violation(shape))
+    for (const GemmProblem& shape : shapes)
+      if (const auto violation = block_scaled_contract_violation(shape))
         throw std::invalid_argument(*violation);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "lesson18 sweep: error: %s\n", error.what());
     std::fprintf(stderr, "usage: lesson18 sweep [--shapes standard|workloads|4096,8192x8192x1024] "
                          "[--alone yes|no] [--csv FILE] [--commit SHA]\n");
-    return gemm::kExitBadUsage;
+    return kExitBadUsage;
   }
   int device_count = 0;
   if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
     std::fprintf(stderr, "lesson18 sweep: error: no CUDA GPU found\n");
-    return gemm::kExitNoGpu;
+    return kExitNoGpu;
   }
   try {
-    gemm::LessonRunner runner(0);
-    if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
+    LessonRunner runner(0);
+    if (const auto reason = unsupported_reason(lesson, runner.device())) {
       std::fprintf(stderr, "lesson18 sweep: error: %s\n", reason->c_str());
-      return gemm::kExitUnsupportedGpu;
+      return kExitUnsupportedGpu;
     }
-    gemm::TimingOptions timing;
+    TimingOptions timing;
     timing.warmup = 2;
     timing.max_total_seconds = 1.0;
     std::ostringstream csv;
@@ -84,13 +70,13 @@ inline int run_sweep_command(const gemm::Lesson& lesson, const gemm::Lesson& bf1
                 "err/allow", "fp8 rms", "bf16 rms", "TFLOP/s", "/block", "/tensor", "/bf16",
                 "quant ms", "reference", "MHz", "configuration, then each alone vs the reference");
     bool all_passed = true;
-    for (const gemm::GemmProblem& shape : shapes) {
-      runner.set_problem(shape, /*seed=*/1, gemm::EpilogueOptions{},
-                         gemm::Operands::e4m3_block_scaled);
+    for (const GemmProblem& shape : shapes) {
+      runner.set_problem(shape, /*seed=*/1, EpilogueOptions{},
+                         Operands::e4m3_block_scaled);
       // What lesson 16 loses on these inputs (bf16 all the way), then lesson 18.
       runner.check(bf16_lesson);
       const double bf16_error = runner.relative_rms_error_against_bf16_product();
-      const gemm::CheckResult check = runner.check(lesson);
+      const CheckResult check = runner.check(lesson);
       const double fp8_error = runner.relative_rms_error_against_bf16_product();
       all_passed = all_passed && check.passed();
       if (!check.passed()) {
@@ -98,27 +84,27 @@ inline int run_sweep_command(const gemm::Lesson& lesson, const gemm::Lesson& bf1
                     (long long)shape.k, check.against_cublas.summary(shape.n).c_str());
         continue;
       }
-      const bool block = gemm::Fp8Reference::block_scaling_takes(shape);
-      const gemm::PairedTiming against_block =
-          block ? runner.time_against_fp8(lesson, gemm::Fp8Scaling::block, timing)
-                : gemm::PairedTiming{};
-      const gemm::PairedTiming against_tensor =
-          runner.time_against_fp8(lesson, gemm::Fp8Scaling::per_tensor, timing);
-      const gemm::PairedTiming against_bf16 = runner.time_against_lesson(lesson, bf16_lesson, timing);
-      const gemm::PairedTiming quantization = runner.time_quantization(lesson, timing);
+      const bool block = Fp8Reference::block_scaling_takes(shape);
+      const PairedTiming against_block =
+          block ? runner.time_against_fp8(lesson, Fp8Scaling::block, timing)
+                : PairedTiming{};
+      const PairedTiming against_tensor =
+          runner.time_against_fp8(lesson, Fp8Scaling::per_tensor, timing);
+      const PairedTiming against_bf16 = runner.time_against_lesson(lesson, bf16_lesson, timing);
+      const PairedTiming quantization = runner.time_quantization(lesson, timing);
       std::string each;  // each configuration against the same reference
       for (int i = 0; alone && i < lesson.configuration_count; ++i) {
-        const gemm::PairedTiming forced = runner.time_against_reference(
-            gemm::with_configuration(lesson, i), timing);
-        each += "," + gemm::format_number("%.4f", forced.ratio);
+        const PairedTiming forced = runner.time_against_reference(
+            with_configuration(lesson, i), timing);
+        each += "," + format_number("%.4f", forced.ratio);
       }
       const double tflops = shape.flops() / (against_tensor.lesson.median_ms * 1e9);
       const double bf16_tflops = shape.flops() / (against_bf16.reference.median_ms * 1e9);
-      const auto ratio = [](const gemm::PairedTiming& t) {
-        return t.timed() ? gemm::format_number("%.4f", t.ratio) : std::string();
+      const auto ratio = [](const PairedTiming& t) {
+        return t.timed() ? format_number("%.4f", t.ratio) : std::string();
       };
-      const gemm::ClockReport& clock = against_tensor.clock;
-      const std::string configuration = gemm::configuration_name(lesson, shape);
+      const ClockReport& clock = against_tensor.clock;
+      const std::string configuration = configuration_name(lesson, plan_launch(lesson, shape));
       std::printf("%6lld x %6lld x %6lld %5s %8.3f %9.2e %9.2e %8.1f %7s %7.3f %7.3f %8.4f %9s %6.0f %s%s\n",
                   (long long)shape.m, (long long)shape.n, (long long)shape.k, "pass",
                   check.against_cublas.max_normalized_error, fp8_error, bf16_error, tflops,
@@ -128,15 +114,15 @@ inline int run_sweep_command(const gemm::Lesson& lesson, const gemm::Lesson& bf1
                   configuration.c_str(), each.c_str());
       std::fflush(stdout);
       csv << shape.m << "," << shape.n << "," << shape.k << "," << configuration << ",pass,"
-          << gemm::format_number("%.4g", check.against_cublas.max_normalized_error) << ","
-          << gemm::format_number("%.4g", fp8_error) << "," << gemm::format_number("%.4g", bf16_error)
-          << "," << gemm::format_number("%.2f", tflops) << "," << (block ? "yes" : "no") << ","
+          << format_number("%.4g", check.against_cublas.max_normalized_error) << ","
+          << format_number("%.4g", fp8_error) << "," << format_number("%.4g", bf16_error)
+          << "," << format_number("%.2f", tflops) << "," << (block ? "yes" : "no") << ","
           << ratio(against_block) << "," << ratio(against_tensor) << "," << ratio(against_bf16)
-          << "," << gemm::format_number("%.2f", bf16_tflops) << ","
-          << gemm::format_number("%.4f", quantization.reference.median_ms) << ","
-          << (clock.available ? gemm::format_number("%.0f", clock.sm_mhz_median) : "") << ","
-          << (clock.available ? gemm::format_number("%.0f", clock.power_w_peak) : "") << each
-          << "," << runner.device().name << "," << gemm::today_utc() << "," << commit << "\n";
+          << "," << format_number("%.2f", bf16_tflops) << ","
+          << format_number("%.4f", quantization.reference.median_ms) << ","
+          << (clock.available ? format_number("%.0f", clock.sm_mhz_median) : "") << ","
+          << (clock.available ? format_number("%.0f", clock.power_w_peak) : "") << each
+          << "," << runner.device().name << "," << today_utc() << "," << commit << "\n";
     }
     if (!csv_path.empty()) {
       std::ofstream file(csv_path);
@@ -144,11 +130,11 @@ inline int run_sweep_command(const gemm::Lesson& lesson, const gemm::Lesson& bf1
       if (!file) throw std::runtime_error("cannot write " + csv_path);
       std::printf("wrote %s\n", csv_path.c_str());
     }
-    return all_passed ? gemm::kExitPass : gemm::kExitCheckFailed;
+    return all_passed ? kExitPass : kExitCheckFailed;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "lesson18 sweep: error: %s\n", error.what());
-    return gemm::kExitCudaError;
+    return kExitCudaError;
   }
 }
 
-}  // namespace lesson18
+}  // namespace gemm

@@ -1,5 +1,5 @@
 #pragma once
-// NEW in lesson 19: one buffer per rank, each mapped into every other rank's address space
+// One buffer per rank, each mapped into every other rank's address space
 // through CUDA IPC, so that a copy on one rank's stream can read or write another rank's memory.
 // The copy engines do such a copy over NVLink (or PCIe) without any SM on either GPU.
 
@@ -10,9 +10,9 @@
 #include <cuda_runtime_api.h>
 
 #include "common/cuda_check.hpp"
-#include "lessons/19_tensor_parallel/communicator.hpp"
+#include "common/multi_gpu/communicator.hpp"
 
-namespace lesson19 {
+namespace gemm {
 
 class PeerMemory {
  public:
@@ -32,7 +32,7 @@ class PeerMemory {
       int reachable = 0;
       CUDA_CHECK(cudaDeviceCanAccessPeer(&reachable, rank_, peer));
       if (!reachable)
-        gemm::throw_cuda_error("cudaDeviceCanAccessPeer", "GPU " + std::to_string(rank_) +
+        throw_cuda_error("cudaDeviceCanAccessPeer", "GPU " + std::to_string(rank_) +
                                    " cannot reach GPU " + std::to_string(peer) +
                                    "'s memory directly (no peer-to-peer path)",
                                __FILE__, __LINE__);
@@ -67,4 +67,4 @@ class PeerMemory {
   std::vector<void*> pointers_;
 };
 
-}  // namespace lesson19
+}  // namespace gemm

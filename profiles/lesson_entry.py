@@ -1,5 +1,5 @@
 """The kLesson entry of a lesson's kernel.cuh, read as text, for the tools that need a lesson's
-number, parent, slug or title without compiling it (lessons/diff.py, the homework tool and the
+number, parent, slug or title without compiling it (profiles/diff.py, the homework tool and the
 grader):
 
     inline constexpr gemm::Lesson kLesson{

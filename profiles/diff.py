@@ -9,10 +9,11 @@ may branch (lesson 12 starts from lesson 10 or 11), so the parent is read from t
 guessed from the number.
 
 Without --code the output is a plain unified diff of the two files. With --code it shows the code
-only: blank lines and comment-only lines (whose text starts with //) are left out, and the two
-lessons' namespaces (lesson08 and lesson09, in `namespace lesson09` and `lesson09::`) count as the
-same word, and indentation does not count, so a change of comments, of the namespace's name or of
-indentation alone (code wrapped in a new loop) is no change. The lines shown
+only: blank lines, comment-only lines (whose text starts with //) and #include lines are left out,
+the two lessons' namespaces (lesson08 and lesson09, in `namespace lesson09` and `lesson09::`) count
+as the same word, and indentation does not count, so a change of comments, of the headers a file
+includes, of the namespace's name or of indentation alone (code wrapped in a new loop) is no
+change. The lines shown
 are the files' own, and each hunk starts with its first line's numbers in the two files
 ("@@ lesson 08 line 40, lesson 09 line 43 @@"), so a hunk can be found in the editor: the code
 view is for reading, not a patch to apply.
@@ -20,13 +21,10 @@ view is for reading, not a patch to apply.
 Teaching copies: a piece that a lesson teaches is spelled out in its kernel.cuh between
 `// BEGIN TEACHING COPY(name)` and `// END TEACHING COPY`, and the same code (the tool test
 tests/tools/test_teaching_copies.py keeps them identical) sits in common/ for the later lessons,
-which use it from there (`using gemm::taught::name;`). Both views leave the parent's teaching
-copies that the lesson uses from common/ out of the comparison, and say so in one line on stderr:
-the lesson uses the very same code, so they are no change.
-
-A supplement that uses its parent's kernel as it is (lesson 16 #includes lesson 15's kernel.cuh and
-instantiates it) adds everything in its own file and removes nothing: the tool then compares the
-lesson with an empty file, and says so in one line on stderr.
+which use it from there (`gemm::taught::name`, or through a common header that the lesson
+includes, directly or not, such as the final kernel's table of configurations). Both views leave
+the parent's teaching copies that the lesson uses from common/ out of the comparison, and say so in
+one line on stderr: the lesson uses the very same code, so they are no change.
 
 Exit status: 0 whether or not the kernels differ; 2, with one line on stderr, for a missing or
 malformed lesson number, a lesson that does not exist, one without a parent, or teaching-copy
@@ -41,12 +39,13 @@ from pathlib import Path
 from lesson_entry import read_entry
 from teaching_copy import teaching_copies
 
-LESSONS_DIR = Path(__file__).resolve().parent
+LESSONS_DIR = Path(__file__).resolve().parents[1] / "lessons"
 USAGE = "usage: make diff L=NN [CODE=1]"
 
 
 # Lines of context around each change, as diff -u shows them.
 CONTEXT_LINES = 3
+INCLUDE = re.compile(r"#[ \t]*include\b")
 
 
 class UsageError(Exception):
@@ -102,25 +101,45 @@ def relative_to_here(path):
         return Path(path)
 
 
-def without_inherited_copies(old_text, new_text):
+INCLUDED = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"(?P<path>[^"]+)"', re.MULTILINE)
+
+
+def included_files(text, root):
+    """The files under `root` that a source includes, directly or through others (the course's
+    includes are relative to the repository root)."""
+    found, pending = set(), [match["path"] for match in INCLUDED.finditer(text)]
+    while pending:
+        path = pending.pop()
+        file = Path(root) / path
+        if path in found or not file.is_file():
+            continue
+        found.add(path)
+        pending += [match["path"] for match in INCLUDED.finditer(file.read_text(errors="replace"))]
+    return found
+
+
+def common_copies(files, root):
+    """The names of the teaching copies that these common/ files hold."""
+    names = set()
+    for path in files:
+        if path.startswith("common/"):
+            names.update(teaching_copies((Path(root) / path).read_text(errors="replace"), path))
+    return names
+
+
+def without_inherited_copies(old_text, new_text, root=None):
     """(the parent's text without the teaching copies that the lesson uses from common/ instead of
-    spelling them out itself, the names of those copies). ValueError on unpaired markers."""
+    spelling them out itself, the names of those copies). ValueError on unpaired markers. `root`:
+    the repository, to follow the lesson's includes into common/ (None: names only)."""
     lines = old_text.splitlines()
     kept_names = teaching_copies(new_text, "the lesson's kernel.cuh")
     parent_copies = teaching_copies(old_text, "the parent's kernel.cuh")
+    included = common_copies(included_files(new_text, root), root) if root else set()
     dropped = {name: span for name, span in parent_copies.items()
-               if name not in kept_names and f"gemm::taught::{name}" in new_text}
+               if name not in kept_names and (f"gemm::taught::{name}" in new_text or name in included)}
     for first, last in sorted(dropped.values(), reverse=True):
         del lines[first:last + 1]
     return "\n".join(lines) + "\n", sorted(dropped)
-
-
-def includes_kernel(new_text, old_path):
-    """Whether the lesson's kernel.cuh #includes the parent's kernel.cuh (a supplement that
-    instantiates its parent's kernel instead of copying it)."""
-    parent = f"lessons/{Path(old_path).parent.name}/kernel.cuh"
-    return re.search(r'^[ \t]*#[ \t]*include[ \t]+"' + re.escape(parent) + '"', new_text,
-                     re.MULTILINE) is not None
 
 
 def inherited_note(names, old_number, new_number):
@@ -141,8 +160,8 @@ def unified_diff(old_path, new_path, old_text, new_text):
 def code_lines(text, namespaces):
     """[(line number, line, comparison key)] of the code lines of a file.
 
-    Blank lines and lines whose text starts with // are left out. The key is the line without its
-    indentation and with every namespace name in `namespaces` (whole words, such as lesson08)
+    Blank lines, lines whose text starts with // and #include lines are left out. The key is the
+    line without its indentation and with every namespace name in `namespaces` (whole words, such as lesson08)
     replaced by lessonNN: what the code view compares, while it shows the line itself. Ignoring
     indentation keeps code that a lesson merely wraps in a new loop from showing as changed.
     """
@@ -150,7 +169,7 @@ def code_lines(text, namespaces):
     lines = []
     for number, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
-        if stripped and not stripped.startswith("//"):
+        if stripped and not stripped.startswith("//") and not INCLUDE.match(stripped):
             lines.append((number, line, pattern.sub("lessonNN", stripped)))
     return lines
 
@@ -214,14 +233,11 @@ def main(argv=None):
         return 2
     new_text = new_path.read_text()
     try:
-        old_text, inherited = without_inherited_copies(old_path.read_text(), new_text)
+        old_text, inherited = without_inherited_copies(old_path.read_text(), new_text,
+                                                       Path(lessons_dir).resolve().parent)
     except ValueError as error:  # teaching-copy markers that do not pair up
         print(f"make diff: {error}", file=sys.stderr)
         return 2
-    if includes_kernel(new_text, old_path):
-        print(f"(lesson {number:02d} #includes lesson {parent:02d}'s kernel.cuh and uses it unchanged: "
-              "all of its own file is new)", file=sys.stderr)
-        old_text, inherited = "", []
     lines = (code_diff(old_path, new_path, old_text, new_text, parent, number) if code
              else unified_diff(old_path, new_path, old_text, new_text))
     for note in inherited_note(inherited, parent, number):

@@ -1,0 +1,277 @@
+#pragma once
+/// The final kernel's epilogue (lessons 15-19): a finished tile goes through shared memory and TMA
+/// stores, with the fused D = act(alpha * A * B^T + beta * C + bias) computed on the way.
+/// Each math warpgroup writes its accumulators with stmatrix into swizzled subtile buffers, and
+/// one thread per warpgroup hands each subtile to a TMA store, which copies it to D in the
+/// background and clips whatever lies outside D; the warpgroup goes straight back to the main loop
+/// while the stores drain. C and the bias come from the epilogue loader
+/// (common/hopper/epilogue_loader.hpp).
+/// Taught in lesson 15: lessons/15_tma_store_epilogue/kernel.cuh spells it out with its exercise
+/// regions (tests/tools/test_teaching_copies.py keeps the two identical).
+
+#include <cstdint>
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include "common/activation.hpp"
+#include "common/gemm.hpp"
+#include "common/hopper/epilogue_loader.hpp"
+#include "common/hopper/named_barriers.hpp"
+#include "common/hopper/work_item.hpp"
+#include "common/ptx/fence.hpp"
+#include "common/ptx/ldmatrix.hpp"
+#include "common/ptx/named_barrier.hpp"
+#include "common/ptx/stmatrix.hpp"
+#include "common/ptx/tma.hpp"
+#include "common/schedule/pipeline_state.hpp"
+#include "common/tensor_map.hpp"
+
+namespace gemm::taught {
+
+// BEGIN TEACHING COPY(TmaStoreEpilogue)
+template <class Tile, class Kind>
+struct TmaStoreEpilogue {
+  using Loader = gemm::hopper::EpilogueLoader<Tile>;
+  using Slot = typename Loader::Slot;
+
+  // Each math warpgroup's subtile buffers, in the swizzle of TMA's boxes (the kernel aligns them
+  // to 1024 bytes, like the operand tiles), and the loader's barriers and bias slices.
+  using Buffers = typename Loader::Buffers;
+  struct SharedStorage {
+    typename Loader::SharedStorage loader;
+  };
+
+  struct Params {
+    CUtensorMap d_map, c_map, bias_map;
+    float alpha, beta;  // C is read when beta != 0
+    const gemm::bf16* bias;   // N values, or nullptr
+  };
+
+  // The tensor maps. D's boxes are one subtile, in the swizzle of the subtile buffers; D is M x N
+  // with N contiguous, the same shape of map as A's (M x K). C's map, when the epilogue reads C,
+  // has the same boxes, so that a box of C lands in a subtile buffer exactly where D's values for
+  // it will go (without C, D's stands in for it: the kernel never touches it). The bias's map, when
+  // there is one: a 1 x N matrix read one tile's BlockN columns at a time, unswizzled (the columns
+  // past N arrive as zeros).
+  static Params make_params(const gemm::GemmArgs& args) {
+    const auto& p = args.problem;
+    const auto subtile_map = gemm::kmajor_tile_map_args(
+        p.m, p.n, Tile::kSubtileRows, Tile::kSubtileColumns,
+        gemm::swizzle_of_row_bytes(Tile::kSubtileRowBytes));
+    const bool with_c = Kind::kFused && args.epilogue.beta != 0.0f;
+    const bool with_bias = Kind::kFused && args.epilogue.bias != nullptr;
+    Params params;
+    params.d_map = gemm::make_tensor_map(args.d, subtile_map);
+    params.c_map = with_c ? gemm::make_tensor_map(args.epilogue.c, subtile_map) : params.d_map;
+    params.bias_map = with_bias ? gemm::make_tensor_map(args.epilogue.bias,
+                                                        gemm::kmajor_tile_map_args(
+                                                            1, p.n, 1, Tile::kBlockN,
+                                                            CU_TENSOR_MAP_SWIZZLE_NONE))
+                                : params.d_map;
+    params.alpha = args.epilogue.alpha;
+    params.beta = args.epilogue.beta;
+    params.bias = args.epilogue.bias;
+    return params;
+  }
+
+#if defined(__CUDACC__)
+  // Whether the epilogue reads C, and the bias: the same answers in every thread.
+  __device__ static bool reads_c(const Params& params) {
+    return Kind::kFused && params.beta != 0.0f;
+  }
+  __device__ static bool reads_bias(const Params& params) {
+    return Kind::kFused && params.bias != nullptr;
+  }
+
+  // The kernel's set-up thread, and the producer's posts to the loader: the plain product has no
+  // loader.
+  __device__ static void init(SharedStorage& shared, const Params& params) {
+    gemm::ptx::prefetch_tensor_map(&params.d_map);
+    if constexpr (Kind::kFused) Loader::init(shared.loader);
+  }
+  __device__ static void post(SharedStorage& shared, int64_t position,
+                              const gemm::hopper::WorkItem& item) {
+    if constexpr (Kind::kFused) Loader::post(shared.loader, position, item);
+  }
+  // The loader thread's work (the plain product leaves that thread idle).
+  __device__ static void load_inputs(SharedStorage& shared, Buffers& buffers,
+                                     const Params& params) {
+    if constexpr (Kind::kFused)
+      Loader::load(shared.loader, buffers, params.c_map, params.bias_map, reads_c(params),
+                   reads_bias(params));
+  }
+
+  // A pair of adjacent outputs (row, column) and (row, column + 1), as bf16: the products
+  // themselves, or alpha * product + beta * C + bias through the activation (the fast GELU and
+  // SiLU of common/activation.hpp). bias_bits and c_bits: the bias pair of the columns and C's
+  // pair at the same place, read from shared memory (zeros outside D, where TMA filled the box,
+  // or without them); the TMA store clips what lies outside D.
+  __device__ static uint32_t pair(float product0, float product1, uint32_t bias_bits,
+                                  uint32_t c_bits, const Params& params) {
+    float2 value = make_float2(product0, product1);
+    if constexpr (Kind::kFused) {
+      const float2 bias = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bias_bits));
+      value.x = params.alpha * value.x + bias.x;
+      value.y = params.alpha * value.y + bias.y;
+      if (params.beta != 0.0f) {
+        const float2 c = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&c_bits));
+        value.x += params.beta * c.x;
+        value.y += params.beta * c.y;
+      }
+      value.x = gemm::activate_fast<Kind::kActivation>(value.x);
+      value.y = gemm::activate_fast<Kind::kActivation>(value.y);
+    }
+    const __nv_bfloat162 converted = __float22bfloat162_rn(value);
+    return *reinterpret_cast<const uint32_t*>(&converted);
+  }
+
+  // The epilogue of one 64-row block of a tile, for math warpgroup `warpgroup`: rows first_row ..
+  // first_row + 63 of D, as kSubtiles subtiles. For each subtile:
+  //   1. the subtile's buffer must be free: the storing thread waits until the TMA store that last
+  //      read it is done reading (its own bulk groups: only the thread that committed them can wait
+  //      for them), then the warpgroup's barrier tells the other threads. With C, the loader has
+  //      done that waiting for them: it loaded the subtile's C into the buffer after the storing
+  //      thread had released it, and the warpgroup waits for that C to land instead;
+  //   2. every thread converts its accumulators to bf16 (after the fused epilogue, with C read from
+  //      the buffer by ldmatrix, the bias from the tile's slice) and stmatrix writes them into the
+  //      buffer, in the swizzle of TMA's box;
+  //   3. every writing thread fences the async proxy (TMA reads shared memory through it, and must
+  //      see what the generic proxy wrote), then the warpgroup's barrier: all of it is written;
+  //   4. the storing thread starts the TMA store of the buffer and commits it as a bulk group.
+  // Nobody waits for the store itself: the next subtile goes to the next buffer, and after the last
+  // one the warpgroup returns to the main loop while the stores finish. `slot` carries the buffer
+  // to use next (and, with C, the phase of its C) from tile to tile. bias: the shared-memory address
+  // of the tile's bias slice, or 0 without a bias.
+  __device__ static void store_tile(SharedStorage& shared, Buffers& buffers, const Params& params,
+                                    const float (&accumulator)[Tile::kBlockN / 2], int warpgroup,
+                                    int first_row, int col0, uint32_t bias, Slot& slot) {
+    const int thread = threadIdx.x % 128, lane = thread % 32, warp = thread / 32;
+    const bool storer = thread == 0;
+    const uint32_t barrier = gemm::hopper::kEpilogueBarrier + warpgroup;
+    const bool with_c = reads_c(params);
+    auto& c_slots = shared.loader.c_slots[warpgroup];
+    // With C: how many of the newest stores may still read their slots, and the slot of the one
+    // `newer` stores after the oldest of them (the oldest is one ring position after the newest).
+    constexpr int kInFlight = Tile::kEpilogueBuffers - 1;
+    auto in_flight_slot = [&slot](int newer) {
+      return Slot{(slot.index + Tile::kEpilogueBuffers - kInFlight + newer) % Tile::kEpilogueBuffers,
+                  0};
+    };
+
+    // Where this lane's stmatrix rows go in a subtile buffer. One stmatrix.x4 stores 4 matrices of
+    // 8 x 8 (below); lane l gives the address of row l % 8 of matrix l / 8: matrices 0 and 2 are
+    // the warp's upper 8 rows, 1 and 3 its lower 8, so the lane's row of the subtile is fixed, and
+    // only its 16-byte chunk changes from one stmatrix to the next. A row holds kSubtileRowBytes;
+    // the swizzle XORs a row's chunk numbers with a value that changes every 128 bytes of rows.
+    const int row = warp * 16 + ((lane / 8) % 2) * 8 + lane % 8;
+    const uint32_t row_offset = row * Tile::kSubtileRowBytes;
+    const int swizzle = (row / (128 / Tile::kSubtileRowBytes)) % (Tile::kSubtileRowBytes / 16);
+
+#pragma unroll
+    for (int subtile = 0; subtile < Tile::kSubtiles; ++subtile) {
+      gemm::bf16* buffer = buffers[warpgroup][slot.index];
+      const uint32_t buffer_address = gemm::ptx::shared_address(buffer);
+      if (with_c) {
+        // The loader's TMA completes the slot's full barrier when the subtile's C has landed;
+        // every thread waits for it (the load came after the slot's last store was done reading
+        // it, so the buffer is free too).
+        c_slots.consumer_wait(slot);
+      } else {
+        if (storer) gemm::ptx::bulk_wait_group_read<Tile::kEpilogueBuffers - 1>();
+        gemm::ptx::named_barrier_sync(barrier, 128);
+      }
+
+      // The warp's 16 rows by the subtile's columns: blocks of 8 columns, in the wgmma layout
+      // (common/ptx/wgmma.hpp). One stmatrix.x4 stores 4 matrices of 8 x 8: block j's upper and
+      // lower 8 rows, then block j + 1's.
+#pragma unroll
+      for (int pair_of_blocks = 0; pair_of_blocks < Tile::kSubtileColumns / 16; ++pair_of_blocks) {
+        const int chunk = 2 * pair_of_blocks + lane / 16;  // the lane's 16-byte chunk of its row
+        const uint32_t chunk_offset = row_offset + ((chunk ^ swizzle) * 16);
+        // C's pairs at the places of this thread's outputs: ldmatrix, the inverse of stmatrix,
+        // from the same addresses, gives them in the layout stmatrix takes. A warp reads and then
+        // overwrites only its own 16 rows, so no other warp can be in the way.
+        uint32_t c_pairs[4] = {0, 0, 0, 0};
+        if (with_c) gemm::ptx::ldmatrix_x4(c_pairs, buffer_address + chunk_offset);
+        const int first_block = subtile * (Tile::kSubtileColumns / 8) + 2 * pair_of_blocks;
+        // The bias of this thread's two columns in each of the two blocks of 8.
+        uint32_t bias_pairs[2] = {0, 0};
+#pragma unroll
+        for (int b = 0; b < 2; ++b)
+          if (bias != 0)
+            bias_pairs[b] = gemm::ptx::load_shared_b32(
+                bias + ((first_block + b) * 8 + (lane % 4) * 2) * sizeof(gemm::bf16));
+        uint32_t packed[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int block = first_block + q / 2;
+          const float* values = &accumulator[4 * block + 2 * (q % 2)];
+          packed[q] = pair(values[0], values[1], bias_pairs[q / 2], c_pairs[q], params);
+        }
+        gemm::ptx::stmatrix_x4(buffer_address + chunk_offset, packed[0], packed[1], packed[2],
+                               packed[3]);
+      }
+
+      gemm::ptx::fence_proxy_async_shared_cta();
+      gemm::ptx::named_barrier_sync(barrier, 128);
+      if (storer) {
+        gemm::ptx::tma_store_2d(&params.d_map, buffer, col0 + subtile * Tile::kSubtileColumns,
+                                first_row);
+        gemm::ptx::bulk_commit_group();
+      }
+      // With C, the storing thread hands each slot back to the loader as soon as its store is
+      // done reading it, keeping the newest kEpilogueBuffers - 1 stores in flight: the store of
+      // subtile subtile - (kEpilogueBuffers - 1) is done reading its slot.
+      if (with_c && storer && subtile >= kInFlight) {
+        gemm::ptx::bulk_wait_group_read<kInFlight>();
+        c_slots.consumer_release(in_flight_slot(0));
+      }
+      slot.advance();
+    }
+    // With C, the tile's last slots go back too, so that the loader can fill every slot with the
+    // next tile's C while its main loop runs.
+    if (with_c && storer) {
+      gemm::ptx::bulk_wait_group_read<0>();
+#pragma unroll
+      for (int newer = 0; newer < kInFlight; ++newer)
+        if (newer >= kInFlight - Tile::kSubtiles) c_slots.consumer_release(in_flight_slot(newer));
+    }
+  }
+
+  // The epilogue of one work item, for math warpgroup `warpgroup`, whose rows of the tile start at
+  // first_row (its 64 of a cooperative tile, all of a ping-pong one): each 64-row block by
+  // store_tile, with the tile's bias slice (the loader's: wait until it has landed, and give it
+  // back once this warpgroup is done with it). stored_by_warpgroup and stored_by_block: the tiles
+  // the warpgroup and the block stored before this one (where the loader's rings stand).
+  __device__ static void store_item(SharedStorage& shared, Buffers& buffers, const Params& params,
+                                    const float (&accumulator)[Tile::kRowBlocks][Tile::kBlockN / 2],
+                                    int warpgroup, int first_row,
+                                    const gemm::hopper::WorkItem& item, int stored_by_warpgroup,
+                                    int stored_by_block) {
+    Slot slot = Loader::first_c_slot(stored_by_warpgroup, Slot::consumer_start());
+    const auto bias_slice =
+        Loader::bias_slice(stored_by_block, Loader::BiasSlice::consumer_start());
+    const bool with_bias = reads_bias(params);
+    if (with_bias) shared.loader.bias_slots.consumer_wait(bias_slice);
+    const uint32_t bias =
+        with_bias ? gemm::ptx::shared_address(shared.loader.bias[bias_slice.index]) : 0;
+#pragma unroll
+    for (int r = 0; r < Tile::kRowBlocks; ++r)
+      store_tile(shared, buffers, params, accumulator[r], warpgroup,
+                 item.row0 + first_row + r * Tile::kWarpgroupM, item.col0, bias, slot);
+    // store_tile's last barrier came after every thread of this warpgroup had read the bias: its
+    // storing thread releases the slice for the warpgroup (the loader waits for each of the tile's).
+    if (with_bias && threadIdx.x % 128 == 0) shared.loader.bias_slots.consumer_release(bias_slice);
+  }
+
+  // The end of the epilogue: each storing thread waits until its last TMA stores have read their
+  // buffers: the block's shared memory must outlive them.
+  __device__ static void tail() {
+    if (threadIdx.x % 128 == 0) gemm::ptx::bulk_wait_group<0>();
+  }
+#endif
+};
+// END TEACHING COPY
+
+}  // namespace gemm::taught

@@ -1,0 +1,91 @@
+#pragma once
+/// The final kernel's mainloop for bf16 operands (lessons 15-17, 19): the producer's loads and a
+/// math warpgroup's MMAs over one work item's k-range, the loops that lessons 09 and 12 teach.
+///
+/// A mainloop is what common/hopper/gemm_kernel.cuh asks of its operands:
+///   Ring<Tile>          the shared-memory stages the producer fills
+///   Params              what its loads need (the operands' tensor maps), made on the host by
+///                       make_params<Tile>(args)
+///   k_slices(k)         the k-iterations of a tile: slices of kSliceK values of K
+///   prefetch            the set-up thread fetches the tensor maps
+///   load                the producer thread: the item's slices into the ring (every block of a
+///                       cluster loads the same slices of its own tile; B is multicast)
+///   issue_mmas          a math warpgroup: the item's MMAs into its accumulators, the first
+///                       overwriting them; on return the last ones may still run (Pending)
+///   drain               ... until they are complete and their stages released
+/// Lesson 18's e4m3 mainloop has the same members.
+
+#include <cstdint>
+
+#include <cuda.h>
+
+#include "common/gemm.hpp"
+#include "common/hopper/consumer.hpp"
+#include "common/hopper/load_k_range_multicast.hpp"
+#include "common/hopper/mma_k_range.hpp"
+#include "common/hopper/tile_shape.hpp"
+#include "common/hopper/work_item.hpp"
+#include "common/ptx/tma.hpp"
+#include "common/schedule/pipeline_state.hpp"
+#include "common/tensor_map.hpp"
+
+namespace gemm::hopper {
+
+struct Bf16Mainloop {
+  static constexpr int kSliceK = kBlockK;  // bf16 values of K per slice: 128-byte rows
+  static constexpr int kOperandBytes = int(sizeof(bf16));
+
+  template <class Tile>
+  using Ring = OperandRing<Tile>;
+
+  struct Params {
+    CUtensorMap a_map, b_map;
+  };
+
+  static int64_t k_slices(int64_t k) { return ceil_div<int64_t>(k, kSliceK); }
+
+  // A's boxes are the tile's rows; B's are what one block of a cluster loads and multicasts.
+  template <class Tile>
+  static Params make_params(const GemmArgs& args) {
+    const auto& p = args.problem;
+    return {make_tensor_map(args.a, kmajor_tile_map_args(p.m, p.k, Tile::kBlockM, kSliceK)),
+            make_tensor_map(args.b, kmajor_tile_map_args(p.n, p.k, Tile::kBSliceRows, kSliceK))};
+  }
+
+#if defined(__CUDACC__)
+  // The last stage a warpgroup's MMAs read, still to be released.
+  template <class Tile>
+  using Pending = PipelineState<Tile::kStages>;
+
+  __device__ static void prefetch(const Params& params) {
+    ptx::prefetch_tensor_map(&params.a_map);
+    ptx::prefetch_tensor_map(&params.b_map);
+  }
+
+  template <class Tile, class Pipeline>
+  __device__ static void load(Pipeline& pipeline, Ring<Tile>& ring, const Params& params,
+                              const WorkItem& item, uint32_t rank,
+                              PipelineState<Tile::kStages>& state) {
+    taught::load_k_range_multicast<Tile>(pipeline, ring, params.a_map, params.b_map, item.row0,
+                                         item.col0, rank, item.k_begin, item.k_end, state);
+  }
+
+  template <class Tile, class Pipeline>
+  __device__ static Pending<Tile> issue_mmas(
+      Pipeline& pipeline, const Ring<Tile>& ring, const Params&,
+      float (&accumulator)[Tile::kRowBlocks][Tile::kBlockN / 2], int first_row,
+      const WorkItem& item, PipelineState<Tile::kStages>& read_state) {
+    return taught::mma_k_range<Tile>(pipeline, ring, accumulator, first_row, item.k_begin,
+                                     item.k_end, read_state);
+  }
+
+  template <class Tile, class Pipeline>
+  __device__ static void drain(Pipeline& pipeline,
+                               float (&accumulator)[Tile::kRowBlocks][Tile::kBlockN / 2],
+                               const Pending<Tile>& pending) {
+    mma_drain(pipeline, accumulator, pending);
+  }
+#endif
+};
+
+}  // namespace gemm::hopper

@@ -1,0 +1,234 @@
+#pragma once
+// The final kernel's mainloop for e4m3 operands with block scales (lesson 18): A (M x K) with one
+// fp32 scale per row and 128 values of K, B (N x K) with one per 128 x 128 block
+// (gemm::BlockScaledOperands). K is taken in slices of exactly one scale block; each slice's
+// wgmma sum is promoted into the fp32 accumulators on the CUDA cores, multiplied by its scales,
+// while the tensor cores run the next slice. The same members as the bf16 mainloop
+// (common/hopper/mainloop_bf16.hpp), so the kernel body, the schedules, the Stream-K fixup and the
+// epilogue are the final kernel's.
+// Taught in lesson 18: lessons/18_fp8_block_scaled/kernel.cuh spells it out with its exercise
+// regions (tests/tools/test_teaching_copies.py keeps the two identical).
+
+#include <cstdint>
+
+#include <cuda.h>
+
+#include "common/gemm.hpp"
+#include "common/hopper/kstep_descriptor.hpp"
+#include "common/hopper/tile_shape.hpp"
+#include "common/hopper/work_item.hpp"
+#include "common/ptx/tma.hpp"
+#include "common/ptx/wgmma.hpp"
+#include "common/schedule/pipeline_state.hpp"
+#include "common/tensor_map.hpp"
+
+namespace gemm::taught {
+
+// BEGIN TEACHING COPY(BlockScaledMainloop)
+struct BlockScaledMainloop {
+  // K per slice is one scale block: 128 e4m3, a 128-byte row of shared memory like a slice of 64
+  // bf16, so the ring, the swizzle and the descriptors are the bf16 mainloop's, byte for byte.
+  static constexpr int kSliceK = gemm::BlockScaledOperands::kBlock;
+  static constexpr int kOperandBytes = int(sizeof(gemm::e4m3));
+  static_assert(kSliceK * sizeof(gemm::e4m3) == gemm::hopper::kBlockK * sizeof(gemm::bf16),
+                "an e4m3 slice has the bytes of a bf16 one");
+  // The fp8 wgmma multiplies 32 values of K per instruction: 32 bytes, like bf16's 16, so lesson
+  // 07's kstep_descriptor (32 bytes a step) serves as it is. 4 per slice.
+  static constexpr int kMmaK = 32;
+  static constexpr int kKSteps = kSliceK / kMmaK;
+
+  // The operand ring (it counts in bf16: a row of kBlockK of them is one of kSliceK e4m3) and,
+  // for each stage, A's scales of the stage's slice: one per row of the tile, loaded by TMA with
+  // the slice, on the same full barrier.
+  template <class Tile>
+  struct Ring {
+    gemm::hopper::OperandRing<Tile> operands;
+    alignas(128) float a_scales[Tile::kStages][Tile::kBlockM];
+  };
+
+  struct Params {
+    CUtensorMap a_map, b_map, a_scale_map;
+    const float* b_scales;
+    int b_scale_stride;
+  };
+
+  static int64_t k_slices(int64_t k) { return gemm::BlockScaledOperands::k_blocks(k); }
+
+  // The operands' maps hold e4m3: boxes of kSliceK values (128 bytes, the 128-byte swizzle's span)
+  // by the tile's rows; past K, M or N, TMA fills zeros, and a zero e4m3 adds nothing to a sum.
+  // A's scales are a matrix of k_blocks rows of scale_rows(M) floats, read one K block's row by
+  // BlockM floats at a time, unswizzled.
+  template <class Tile>
+  static Params make_params(const gemm::GemmArgs& args) {
+    using gemm::MapElement;
+    const auto& p = args.problem;
+    const auto& fp8 = args.fp8;
+    return {gemm::make_tensor_map(fp8.a, gemm::kmajor_tile_map_args(MapElement::e4m3, p.m, p.k,
+                                                                    Tile::kBlockM, kSliceK)),
+            gemm::make_tensor_map(fp8.b, gemm::kmajor_tile_map_args(MapElement::e4m3, p.n, p.k,
+                                                                    Tile::kBSliceRows, kSliceK)),
+            gemm::make_tensor_map(
+                fp8.a_scales,
+                gemm::kmajor_tile_map_args(MapElement::fp32, k_slices(p.k),
+                                           gemm::BlockScaledOperands::scale_rows(p.m), 1,
+                                           Tile::kBlockM, CU_TENSOR_MAP_SWIZZLE_NONE)),
+            fp8.b_scales, int(gemm::BlockScaledOperands::b_scale_stride(p.k))};
+  }
+
+  // The index in b_scales of the scale of B's 128 x 128 block that holds the tile's columns
+  // col0 .. col0 + 127 in K block `slice`.
+  GEMM_HOST_DEVICE static int64_t b_scale_index(int col0, int slice, int64_t b_scale_stride) {
+    return int64_t(col0 / gemm::BlockScaledOperands::kBlock) * b_scale_stride + slice;
+  }
+
+#if defined(__CUDACC__)
+  // Nothing is pending after a tile's MMAs: each slice is finished (and its stage released) before
+  // its sum is promoted.
+  template <class Tile>
+  struct Pending {};
+
+  __device__ static void prefetch(const Params& params) {
+    gemm::ptx::prefetch_tensor_map(&params.a_map);
+    gemm::ptx::prefetch_tensor_map(&params.b_map);
+    gemm::ptx::prefetch_tensor_map(&params.a_scale_map);
+  }
+
+  // The producer's loop over an item's slices (lesson 12's, with one more load): A's slice, this
+  // block's part of B's slice multicast to the cluster, and A's scales for the slice's rows, one
+  // box of BlockM floats from the row of the slice's K block. The full barrier counts all of
+  // their bytes.
+  template <class Tile, class Pipeline>
+  __device__ static void load(Pipeline& pipeline, Ring<Tile>& ring, const Params& params,
+                              const gemm::hopper::WorkItem& item, uint32_t rank,
+                              gemm::PipelineState<Tile::kStages>& state) {
+    constexpr uint32_t kBytes = Tile::kStageBytes + Tile::kBlockM * sizeof(float);
+    for (int slice = item.k_begin; slice < item.k_end; ++slice) {
+      pipeline.producer_acquire(state, kBytes);
+      uint64_t* full = pipeline.full_barrier(state);
+      gemm::ptx::tma_load_2d(ring.operands.a[state.index], &params.a_map, full, slice * kSliceK,
+                             item.row0);
+      gemm::bf16* b_slice = ring.operands.b[state.index] + rank * Tile::kBSliceRows * Tile::kBlockK;
+      const uint16_t every_block = (1u << Tile::kClusterM) - 1;
+      gemm::ptx::tma_load_2d_multicast(b_slice, &params.b_map, full, slice * kSliceK,
+                                       item.col0 + int(rank) * Tile::kBSliceRows, every_block);
+      gemm::ptx::tma_load_2d(ring.a_scales[state.index], &params.a_scale_map, full, item.row0,
+                             slice);
+      state.advance();
+    }
+  }
+
+  // The scales of one slice for this thread's two rows: A's scale of the row times B's scale.
+  struct SliceScales {
+    float upper, lower;
+  };
+
+  // Waits for the slice in the stage of `state`, reads its scales, and starts its wgmmas into
+  // `sum`: kKSteps of K = 32, the first overwriting (scale-d = 0), committed as one group. This
+  // thread's values are rows upper_row and upper_row + 8 of the tile (common/ptx/wgmma.hpp).
+  template <class Tile, class Pipeline>
+  __device__ static SliceScales start_slice(Pipeline& pipeline, const Ring<Tile>& ring,
+                                            float (&sum)[Tile::kBlockN / 2], int first_row,
+                                            int upper_row, float b_scale,
+                                            const gemm::PipelineState<Tile::kStages>& state) {
+    pipeline.consumer_wait(state);
+    const SliceScales scales{ring.a_scales[state.index][upper_row] * b_scale,
+                             ring.a_scales[state.index][upper_row + 8] * b_scale};
+    const auto* a_rows = ring.operands.a[state.index] + first_row * Tile::kBlockK;
+    const auto* b_tile = ring.operands.b[state.index];
+    gemm::ptx::warpgroup_fence_operand(sum);
+    gemm::ptx::wgmma_fence();
+#pragma unroll
+    for (int step = 0; step < kKSteps; ++step)
+      gemm::ptx::wgmma_m64k32_e4m3<Tile::kBlockN>(
+          sum, gemm::taught::kstep_descriptor(a_rows, step),
+          gemm::taught::kstep_descriptor(b_tile, step), /*accumulate=*/step > 0);
+    gemm::ptx::wgmma_commit_group();
+    return scales;
+  }
+
+  // The promotion: the slice's sum, in fp32 registers, added into the accumulators with the
+  // slice's scales, each value by the scale of its row.
+  template <int N>
+  __device__ static void promote(float (&accumulator)[N / 2], const float (&sum)[N / 2],
+                                 const SliceScales& scales) {
+#pragma unroll
+    for (int j = 0; j < N / 8; ++j) {
+      accumulator[4 * j + 0] += scales.upper * sum[4 * j + 0];
+      accumulator[4 * j + 1] += scales.upper * sum[4 * j + 1];
+      accumulator[4 * j + 2] += scales.lower * sum[4 * j + 2];
+      accumulator[4 * j + 3] += scales.lower * sum[4 * j + 3];
+    }
+  }
+
+  // Finishes the oldest started slice, whose sum is in `sum`: waits until at most Pending wgmma
+  // groups (those of the slices started after it) still run, so that its wgmmas are complete and
+  // done reading its stage; gives the stage back to the producer (every consumer warp arrives on
+  // its empty barrier); promotes the sum.
+  template <int PendingGroups, class Tile, class Pipeline>
+  __device__ static void finish_slice(Pipeline& pipeline, float (&accumulator)[Tile::kBlockN / 2],
+                                      float (&sum)[Tile::kBlockN / 2], const SliceScales& scales,
+                                      gemm::PipelineState<Tile::kStages>& read_state) {
+    gemm::ptx::wgmma_wait_group<PendingGroups>();
+    gemm::ptx::warpgroup_fence_operand(sum);
+    pipeline.consumer_release(read_state);
+    read_state.advance();
+    promote<Tile::kBlockN>(accumulator, sum, scales);
+  }
+
+  // One warpgroup's slices k_begin .. k_end - 1 of an item (at least one), into its accumulators
+  // (zeroed first). The scales change from slice to slice, so each slice is summed apart, then
+  // promoted. Two scratch sums take turns, so that the tensor cores multiply slice s + 1 while the
+  // CUDA cores promote slice s: start slice s + 1, wait until only its group is pending (slice s
+  // is complete, and done reading its stage), release slice s's stage, promote slice s.
+  template <class Tile, class Pipeline>
+  __device__ static Pending<Tile> issue_mmas(
+      Pipeline& pipeline, const Ring<Tile>& ring, const Params& params,
+      float (&accumulators)[Tile::kRowBlocks][Tile::kBlockN / 2], int first_row,
+      const gemm::hopper::WorkItem& item, gemm::PipelineState<Tile::kStages>& read_state) {
+    static_assert(Tile::kRowBlocks == 1 && Tile::kBlockN == gemm::BlockScaledOperands::kBlock,
+                  "a warpgroup computes one 64-row block; a tile's columns are one block of B");
+    float (&accumulator)[Tile::kBlockN / 2] = accumulators[0];
+    float even_sum[Tile::kBlockN / 2], odd_sum[Tile::kBlockN / 2];  // the slices' scratch sums
+    const int thread = threadIdx.x % 128;
+    const int upper_row = first_row + (thread / 32) * 16 + (thread % 32) / 4;
+    // B's scale of a slice: the same for the whole tile.
+    const auto b_scale = [&](int slice) {
+      return __ldg(params.b_scales + b_scale_index(item.col0, slice, params.b_scale_stride));
+    };
+#pragma unroll
+    for (int i = 0; i < Tile::kBlockN / 2; ++i) accumulator[i] = 0.0f;
+    SliceScales even_scales = start_slice<Tile>(pipeline, ring, even_sum, first_row, upper_row,
+                                                b_scale(item.k_begin), read_state);
+    SliceScales odd_scales{};
+    auto state = read_state;  // the newest started slice's stage
+    int slice = item.k_begin;
+    for (; slice + 2 < item.k_end; slice += 2) {  // slices slice and slice + 1, both followed by more
+      state.advance();
+      odd_scales = start_slice<Tile>(pipeline, ring, odd_sum, first_row, upper_row,
+                                     b_scale(slice + 1), state);
+      finish_slice<1, Tile>(pipeline, accumulator, even_sum, even_scales, read_state);
+      state.advance();
+      even_scales = start_slice<Tile>(pipeline, ring, even_sum, first_row, upper_row,
+                                      b_scale(slice + 2), state);
+      finish_slice<1, Tile>(pipeline, accumulator, odd_sum, odd_scales, read_state);
+    }
+    if (slice + 1 < item.k_end) {  // the last two slices
+      state.advance();
+      odd_scales = start_slice<Tile>(pipeline, ring, odd_sum, first_row, upper_row,
+                                     b_scale(slice + 1), state);
+      finish_slice<1, Tile>(pipeline, accumulator, even_sum, even_scales, read_state);
+      finish_slice<0, Tile>(pipeline, accumulator, odd_sum, odd_scales, read_state);
+    } else {  // the last slice
+      finish_slice<0, Tile>(pipeline, accumulator, even_sum, even_scales, read_state);
+    }
+    return {};
+  }
+
+  template <class Tile, class Pipeline>
+  __device__ static void drain(Pipeline&, float (&)[Tile::kRowBlocks][Tile::kBlockN / 2],
+                               const Pending<Tile>&) {}
+#endif
+};
+// END TEACHING COPY
+
+}  // namespace gemm::taught

@@ -1,0 +1,58 @@
+"""The homework hand-outs build: each hand-out of the lessons named in HOMEWORK_LESSONS (a comma
+list of lesson numbers; all lessons without it) is configured with CMake, and what the hand-out
+changes is compiled through the course's compile rule (its flags and ptxas guard): the lesson's
+kernels with its stubs (the lesson's one kernel translation unit, lessons/CMakeLists.txt), its
+main.cu, and the registry of its lessons. The harness and the earlier lessons' kernels are the
+course's own, identical in every hand-out: the course's build compiles them. ctest runs a few
+lessons per test (tests/tools/CMakeLists.txt), so that no test runs long on two cores. It needs
+nvcc, not a GPU.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPOSITORY / "tests" / "grading"))
+
+import homework  # noqa: E402  (after the path is set)
+import lessons  # noqa: E402
+
+COMPILE_SECONDS = 600
+
+
+def chosen_lessons(folders):
+    named = os.environ.get("HOMEWORK_LESSONS", "")
+    return [int(number) for number in named.split(",")] if named else sorted(folders)
+
+
+class HandoutsBuild(unittest.TestCase):
+    def test_each_handout_builds_its_lesson(self):
+        if not shutil.which("cmake"):
+            self.skipTest("cmake is not installed")
+        folders = lessons.lesson_folders(REPOSITORY)
+        with tempfile.TemporaryDirectory() as scratch:
+            for number in chosen_lessons(folders):
+                with self.subTest(lesson=number):
+                    folder, _, _ = homework.build_handout(REPOSITORY, number, Path(scratch) / "dist")
+                    build = Path(scratch) / f"build{number:02d}"
+                    configure = subprocess.run(
+                        ["cmake", "-S", folder, "-B", build, "-DCMAKE_BUILD_TYPE=Release"],
+                        capture_output=True, text=True, timeout=COMPILE_SECONDS)
+                    self.assertEqual(configure.returncode, 0,
+                                     configure.stdout[-2000:] + configure.stderr[-3000:])
+                    main = Path(folders[number]).name + "/main.cu.o"
+                    objects = [f"entries/lesson{number:02d}_entry.cu.o", main, "registry.cpp.o"]
+                    compiled = subprocess.run(["make", "-C", build / "lessons", *objects],
+                                              capture_output=True, text=True,
+                                              timeout=COMPILE_SECONDS)
+                    self.assertEqual(compiled.returncode, 0,
+                                     compiled.stdout[-2000:] + compiled.stderr[-3000:])
+                    shutil.rmtree(build)
+
+
+if __name__ == "__main__":
+    unittest.main()
