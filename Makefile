@@ -49,9 +49,10 @@ lesson19: configure
 	cmake --build $(BUILD) -j $(JOBS) --target lesson19
 	@cp -f $(BUILD)/lessons/lesson19 ./lesson19
 
+# The GPU tests take the GPU one at a time (tests/CMakeLists.txt); the host tests run beside them.
 test: configure
 	cmake --build $(BUILD) -j $(JOBS)
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
 # The CSV names the GPU: results_table.py --store files it and its page under that GPU's model.

@@ -215,6 +215,13 @@ const std::vector<std::string> kConfigurationShapes = {
     "k_16", "ragged_k_scale_block"};
 const std::vector<std::pair<std::string, std::string>> kConfigurationEpilogues = {
     {"all_gelu", "ragged_all"}, {"beta_c", "few_tiles_long_k"}, {"all_silu", "every_tile_split"}};
+// Lesson 17 runs lesson 16's configurations with another launch policy (two instructions in the
+// producer thread, common/hopper/launch_policy.hpp): each configuration on a ragged shape, a
+// Stream-K one and a split one, with late inputs (the check of a dependent launch), and fused.
+const std::vector<std::string> kDependentConfigurationShapes = {"ragged_all", "wave_quantized_4224",
+                                                                "every_tile_split"};
+const std::vector<std::pair<std::string, std::string>> kDependentConfigurationEpilogues = {
+    {"all_gelu", "ragged_all"}};
 
 // (lesson id, configuration, shape index, epilogue index or -1 for the plain product)
 using ConfigurationParam = std::tuple<int, int, size_t, int>;
@@ -246,14 +253,17 @@ std::vector<ConfigurationParam> configuration_cases() {
   std::vector<ConfigurationParam> cases;
   for (const Lesson& lesson : gemm::all_lessons())
     for (int configuration = 0; configuration < lesson.configuration_count; ++configuration) {
-      for (const std::string& shape : kConfigurationShapes) {
+      const bool dependent = lesson.waits_for_prerequisite;
+      for (const std::string& shape :
+           dependent ? kDependentConfigurationShapes : kConfigurationShapes) {
         const bool fp8 = lesson.operands == gemm::Operands::e4m3_block_scaled;
         if (fp8 && gemm::block_scaled_contract_violation(kShapes[shape_index(shape)].problem))
           continue;
         cases.emplace_back(lesson.id, configuration, shape_index(shape), -1);
       }
       if (lesson.fused_epilogue)
-        for (const auto& [epilogue, shape] : kConfigurationEpilogues)
+        for (const auto& [epilogue, shape] :
+             dependent ? kDependentConfigurationEpilogues : kConfigurationEpilogues)
           cases.emplace_back(lesson.id, configuration, shape_index(shape), epilogue_index(epilogue));
     }
   return cases;
