@@ -186,8 +186,9 @@ struct Configured {
     return plan_schedule(shape, problem, workers());
   }
 
-  // One launch on the schedule `plan` (all of its clusters resident at once: a Stream-K part waits
-  // for parts of other clusters), with the workspace its Stream-K part needs.
+  // One launch on the schedule `plan`, with the workspace its Stream-K part needs. A plan that cuts
+  // tiles asks for all of its clusters resident at once (a part waits for parts of other clusters:
+  // lesson 14); a data-parallel one lets the hardware start clusters as SMs free up.
   static void launch(const GemmArgs& args, const StreamKPlan& plan, cudaStream_t stream,
                      int raster_group = 8) {
     if (!K::Scheduler::kCutsTiles && plan.sk_tiles != 0)
@@ -202,7 +203,8 @@ struct Configured {
     params.workspace = StreamKWorkspace<Tile>::in(args.workspace, plan);
     allow_dynamic_shared_memory<gemm_kernel<K>>(K::kSharedBytes);
     launch_clusters(gemm_kernel<K>, unsigned(plan.workers * Tile::kClusterM), Tile::kClusterM,
-                    Tile::kThreads, K::kSharedBytes, Residency::all_at_once,
+                    Tile::kThreads, K::kSharedBytes,
+                    plan.sk_tiles > 0 ? Residency::all_at_once : Residency::any,
                     K::Launch::kAfterPrerequisite, stream, params);
   }
 
