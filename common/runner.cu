@@ -75,8 +75,8 @@ std::optional<std::string> epilogue_refusal(const Lesson& lesson, const Epilogue
 std::optional<std::string> configuration_refusal(const Lesson& lesson, const std::string& name) {
   if (name.empty()) return std::nullopt;
   if (lesson.configuration_count == 0)
-    return "--config chooses one of lesson 16's compiled configurations; " + lesson_name(lesson) +
-           " has one";
+    return "--config chooses one of the compiled configurations of lessons 16-18; " +
+           lesson_name(lesson) + " has one";
   if (find_configuration(lesson, name) >= 0) return std::nullopt;
   std::string names;
   for (int i = 0; i < lesson.configuration_count; ++i)

@@ -117,22 +117,31 @@ struct BlockScaledMainloop {
     }
   }
 
-  // The scales of one slice for this thread's two rows: A's scale of the row times B's scale.
+  // The scales of one slice for this thread's two rows, as the promotion takes them: A's scale of
+  // the row times B's scale.
   struct SliceScales {
     float upper, lower;
+  };
+
+  // What a started slice keeps of its scales until its promotion: A's for the two rows, read from
+  // its stage (given back before the promotion), and B's. They are multiplied at the promotion, not
+  // at the start: B's scale comes from global memory, and a product taken at the start would hold
+  // the slice's last wgmma until that load lands.
+  struct StartedScales {
+    float a_upper, a_lower, b;
   };
 
   // Waits for the slice in the stage of `state`, reads its scales, and starts its wgmmas into
   // `sum`: kKSteps of K = 32, the first overwriting (scale-d = 0), committed as one group. This
   // thread's values are rows upper_row and upper_row + 8 of the tile (common/ptx/wgmma.hpp).
   template <class Tile, class Pipeline>
-  __device__ static SliceScales start_slice(Pipeline& pipeline, const Ring<Tile>& ring,
-                                            float (&sum)[Tile::kBlockN / 2], int first_row,
-                                            int upper_row, float b_scale,
-                                            const gemm::PipelineState<Tile::kStages>& state) {
+  __device__ static StartedScales start_slice(Pipeline& pipeline, const Ring<Tile>& ring,
+                                              float (&sum)[Tile::kBlockN / 2], int first_row,
+                                              int upper_row, float b_scale,
+                                              const gemm::PipelineState<Tile::kStages>& state) {
     pipeline.consumer_wait(state);
-    const SliceScales scales{ring.a_scales[state.index][upper_row] * b_scale,
-                             ring.a_scales[state.index][upper_row + 8] * b_scale};
+    const StartedScales scales{ring.a_scales[state.index][upper_row],
+                               ring.a_scales[state.index][upper_row + 8], b_scale};
     const auto* a_rows = ring.operands.a[state.index] + first_row * Tile::kBlockK;
     const auto* b_tile = ring.operands.b[state.index];
     gemm::ptx::warpgroup_fence_operand(sum);
@@ -166,13 +175,15 @@ struct BlockScaledMainloop {
   // its empty barrier); promotes the sum.
   template <int PendingGroups, class Tile, class Pipeline>
   __device__ static void finish_slice(Pipeline& pipeline, float (&accumulator)[Tile::kBlockN / 2],
-                                      float (&sum)[Tile::kBlockN / 2], const SliceScales& scales,
+                                      float (&sum)[Tile::kBlockN / 2],
+                                      const StartedScales& scales,
                                       gemm::PipelineState<Tile::kStages>& read_state) {
     gemm::ptx::wgmma_wait_group<PendingGroups>();
     gemm::ptx::warpgroup_fence_operand(sum);
     pipeline.consumer_release(read_state);
     read_state.advance();
-    promote<Tile::kBlockN>(accumulator, sum, scales);
+    promote<Tile::kBlockN>(accumulator, sum,
+                           SliceScales{scales.a_upper * scales.b, scales.a_lower * scales.b});
   }
 
   // One warpgroup's slices k_begin .. k_end - 1 of an item (at least one), into its accumulators
@@ -197,9 +208,9 @@ struct BlockScaledMainloop {
     };
 #pragma unroll
     for (int i = 0; i < Tile::kBlockN / 2; ++i) accumulator[i] = 0.0f;
-    SliceScales even_scales = start_slice<Tile>(pipeline, ring, even_sum, first_row, upper_row,
-                                                b_scale(item.k_begin), read_state);
-    SliceScales odd_scales{};
+    StartedScales even_scales = start_slice<Tile>(pipeline, ring, even_sum, first_row, upper_row,
+                                                  b_scale(item.k_begin), read_state);
+    StartedScales odd_scales{};
     auto state = read_state;  // the newest started slice's stage
     int slice = item.k_begin;
     for (; slice + 2 < item.k_end; slice += 2) {  // slices slice and slice + 1, both followed by more

@@ -15,11 +15,6 @@ Attributes say what the hand-out's stub needs beyond the generic one (docs/gradi
                              value-initialized one (`return {};`)
     host-check=CHECK         the grader also builds tests/grading/host_checks/CHECK.cu against
                              the submission and runs it on the host (e.g. a bank-conflict check)
-    places=NAME [NAME...]    the region's other lines are code earlier lessons taught, and its
-                             answer is where the lines that call NAME go among them (lesson 17:
-                             the wait for the kernel ahead, among the producer's loads). The stub
-                             keeps the taught lines and leaves out those that name NAME; only those
-                             count as the answer in the leak check (solution_lines)
 
 The stub calls gemm::exercise::unwritten() (common/exercise.hpp), which traps at run time.
 
@@ -36,7 +31,7 @@ END_MARKER = re.compile(r"^[ \t]*// END EXERCISE[ \t]*$")
 TASK_CONTINUATION = re.compile(r"^[ \t]*//[ \t]{2,}\S")
 REGION_NAME = re.compile(r"[a-z][a-z0-9_]*")
 ATTRIBUTE = re.compile(r"(?P<key>[a-z][a-z-]*)(?:=(?P<value>.+))?")
-KNOWN_ATTRIBUTES = {"declares", "returns", "host-check", "places"}
+KNOWN_ATTRIBUTES = {"declares", "returns", "host-check"}
 
 # The stub's trap and the header that defines it.
 STUB_CALL = "gemm::exercise::unwritten();"
@@ -50,7 +45,7 @@ class RegionError(Exception):
 @dataclasses.dataclass
 class Region:
     name: str
-    attributes: dict   # "declares"/"places" -> [names], "returns" -> True, "host-check" -> name
+    attributes: dict   # "declares" -> [names], "returns" -> True, "host-check" -> name
     task: str          # the task text of the marker, continuation lines joined
     indent: str        # the marker's indentation, which the stub copies
     begin: int         # index of the BEGIN line
@@ -80,7 +75,7 @@ def parse_attributes(spec, where):
             attributes[key] = True
         elif not value:
             raise RegionError(f"{where}: '{key}' needs a value")
-        elif key in ("declares", "places"):
+        elif key == "declares":
             attributes[key] = value.split()
         else:
             attributes[key] = value.strip()
@@ -141,23 +136,11 @@ def declaration_type(body, name, region_name):
                       f"one-line declaration of {name}")
 
 
-def placed_line(region, line):
-    """Whether a line of a `places` region is one the student places (it names a placed call)."""
-    return any(re.search(r"\b" + re.escape(name) + r"\b", line)
-               for name in region.attributes.get("places", []))
-
-
 def stub_lines(region, body):
     """The lines that replace a region's body in the hand-out."""
     lines = [f"{region.indent}// Your code here (see the task above). Until it is written, this "
              "stub stops the kernel.",
              region.indent + STUB_CALL]
-    if "places" in region.attributes:
-        # The taught code stays, as the student's starting point; the placed lines go.
-        if not any(placed_line(region, line) for line in body):
-            raise RegionError(f"exercise '{region.name}' places "
-                              + " ".join(region.attributes["places"]) + ", but no line of it names it")
-        lines += [line for line in body if not placed_line(region, line)]
     for name in region.attributes.get("declares", []):
         lines.append(f"{region.indent}{declaration_type(body, name, region.name)} {name}{{}};")
     if region.attributes.get("returns"):
@@ -426,8 +409,7 @@ def normalize(line):
 
 def solution_lines(text):
     """The distinctive code lines of a kernel's regions: long enough, and not also found outside
-    the regions of the same file (a loop header the epilogue repeats gives nothing away). Of a
-    `places` region only the placed lines count: the others are taught code the hand-out keeps."""
+    the regions of the same file (a loop header the epilogue repeats gives nothing away)."""
     lines = text.split("\n")
     regions = parse_regions(text)
     inside = set()
@@ -437,8 +419,6 @@ def solution_lines(text):
     found = []
     for region in regions:
         for line in region.body(lines):
-            if "places" in region.attributes and not placed_line(region, line):
-                continue
             normal = normalize(line)
             if len(normal) >= MIN_SOLUTION_LINE and not any(normal in other for other in outside):
                 found.append((region.name, normal))

@@ -81,7 +81,8 @@ TEST(LessonExecutable, LessonsWithoutTheFusedEpilogueRefuseItsFlags) {
 
 TEST(LessonExecutable, LessonsWithOneConfigurationRefuseConfig) {
   expect_rejected("--config 64x128_c1_sk2",
-                  "--config chooses one of lesson 16's compiled configurations; lesson01 has one");
+                  "--config chooses one of the compiled configurations of lessons 16-18; lesson01 "
+                  "has one");
   expect_rejected("--config", "--config needs a value");
 }
 

@@ -135,31 +135,7 @@ class CutAndSplice(unittest.TestCase):
                       [line for _, line in regions.solution_lines(KERNEL)])
 
 
-    def test_a_placement_region_keeps_the_taught_code_and_cuts_the_placed_call(self):
-        text = KERNEL.replace(
-            """  // BEGIN EXERCISE(sum, declares=total): add up the first n integers
-  float total = 0.0f;
-  for (int i = 0; i < n; ++i) total += float(i);
-  // END EXERCISE""",
-            """  // BEGIN EXERCISE(sum, places=wait_for_the_inputs_to_arrive): place the wait for the inputs
-  float total = 0.0f;
-  wait_for_the_inputs_to_arrive();
-  for (int i = 0; i < n; ++i) total += float(i);
-  // END EXERCISE""")
-        region = regions.parse_regions(text)[1]
-        self.assertEqual(region.attributes["places"], ["wait_for_the_inputs_to_arrive"])
-        handout = regions.cut(text)
-        self.assertNotIn("wait_for_the_inputs_to_arrive();", handout)
-        self.assertIn("  float total = 0.0f;", handout)
-        self.assertIn("  for (int i = 0; i < n; ++i) total += float(i);", handout)
-        self.assertEqual(handout.count(regions.STUB_CALL), 2)
-        # The answer is where the placed call goes: only its line counts in the leak check.
-        found = [(name, line) for name, line in regions.solution_lines(text) if name == "sum"]
-        self.assertEqual(found, [("sum", "wait_for_the_inputs_to_arrive();")])
-        with self.assertRaisesRegex(regions.RegionError, "no line of it names it"):
-            regions.cut(text.replace("  wait_for_the_inputs_to_arrive();\n", ""))
-
-    def test_lesson_17_fills_the_two_places_of_its_launch_policy(self):
+    def test_lesson_17_fills_the_two_hooks_of_its_launch_policy(self):
         folder = lessons.lesson_folders(REPOSITORY)[17]
         text = (REPOSITORY / folder / "kernel.cuh").read_text()
         self.assertEqual([region.name for region in regions.parse_regions(text)],

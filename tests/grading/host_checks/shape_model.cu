@@ -8,7 +8,7 @@
 //     and Stream-K plans, full waves and ragged ones;
 //   - one k-iteration must take the longer of the tensor cores' time for the block's tile and the
 //     time of its loads from L2 (A's rows, and 1 / cluster_m of B's), for tiles and clusters of
-//     either bound.
+//     either bound, bf16 and e4m3 k-iterations.
 //
 // The grader compiles it after the submission's kernel.cuh and `namespace graded = ...;`
 // (build.py); it returns 0 when both terms pass, 1 otherwise, and prints what it found.
@@ -44,20 +44,28 @@ int run() {
                         (long long)expected);
         }
 
-  const graded::KernelShape shapes[] = {
-      {128, 256, 2, 8}, {128, 256, 1, 8}, {128, 128, 2, 8}, {128, 64, 1, 2}};
-  for (const graded::KernelShape& shape : shapes)
+  // bf16 tiles (64 values of K, 2 bytes each, per k-iteration) and e4m3 ones (128 values, 1 byte).
+  const gemm::KernelShape shapes[] = {{128, 256, 2, 8},
+                                      {128, 256, 1, 8},
+                                      {128, 128, 2, 8},
+                                      {128, 64, 1, 2},
+                                      {128, 128, 2, gemm::kNoStreamK, 128, 1},
+                                      {64, 128, 1, gemm::kNoStreamK, 128, 1}};
+  for (const gemm::KernelShape& shape : shapes)
     for (double l2 : {1.0, 30.0, 56.0, 1e9}) {
       graded::MachineCosts costs = graded::kH100Costs;
       costs.l2_bytes_per_ns_per_sm = l2;
-      const double mma_ns = double(shape.block_m) * shape.block_n * 64 / costs.macs_per_ns_per_sm;
-      const double load_ns = double(shape.block_m + shape.block_n / shape.cluster_m) * 64 * 2 / l2;
+      const double mma_ns =
+          double(shape.block_m) * shape.block_n * shape.slice_k / costs.macs_per_ns_per_sm;
+      const double load_ns = double(shape.block_m + shape.block_n / shape.cluster_m) *
+                             shape.slice_k * shape.operand_bytes / l2;
       const double expected = mma_ns > load_ns ? mma_ns : load_ns;
       const double got = graded::iteration_ns(shape, costs);
       if (!(std::fabs(got - expected) <= 1e-9 * expected) && failures++ < 10)
-        std::printf("FAIL iteration_ns: tile %d x %d, cluster %d, %g L2 bytes per ns: %g ns, "
-                    "expected %g\n",
-                    shape.block_m, shape.block_n, shape.cluster_m, l2, got, expected);
+        std::printf("FAIL iteration_ns: tile %d x %d, cluster %d, %d values of %d bytes per "
+                    "k-iteration, %g L2 bytes per ns: %g ns, expected %g\n",
+                    shape.block_m, shape.block_n, shape.cluster_m, shape.slice_k,
+                    shape.operand_bytes, l2, got, expected);
     }
   if (failures == 0) std::printf("PASS the busiest worker and the k-iteration's bound\n");
   return failures == 0 ? 0 : 1;
