@@ -53,6 +53,8 @@ struct Lesson {
   int parent;         // the lesson whose kernel this one starts from (`make diff`); 0 for lesson 01
   const char* slug;   // folder name without the number, e.g. "smem_tiling"
   const char* title;  // one line: what the lesson adds
+  // One launch (lessons 01-14). A lesson that plans its launches (plan and launch_planned,
+  // below) leaves it null: gemm::launch_planned launches either kind.
   void (*launch)(const GemmArgs& args, cudaStream_t stream);
   size_t (*workspace_bytes)(const GemmProblem& problem);  // nullptr: the lesson needs none
   MinArch min_arch;

@@ -84,7 +84,7 @@ std::vector<Shape> read_oracle(const std::string& path) {
       if (known.problem.m == problem.m && known.problem.n == problem.n && known.problem.k == problem.k)
         shape = &known;
     if (!shape) {
-      shapes.push_back({problem});
+      shapes.push_back(Shape{problem, false, {}});
       shape = &shapes.back();
       for (const GemmProblem& fitted : gemm::standard_sweep())
         shape->fitted = shape->fitted || (fitted.m == problem.m && fitted.n == problem.n &&

@@ -315,27 +315,11 @@ template <class Kind>
 using Kernel = gemm::hopper::Kernel<Tile, gemm::hopper::Bf16Mainloop, TmaStoreEpilogue<Tile, Kind>>;
 using Configurations = gemm::hopper::OneConfiguration<Kernel, gemm::kStreamKMinIterations>;
 
-// What a launch runs for a problem, decided once: the Stream-K plan on as many clusters as the
-// GPU holds at once, and the workspace it needs; then the launch on it.
-inline gemm::LaunchPlan plan(const gemm::GemmProblem& problem, int configuration) {
-  return Configurations::plan(problem, configuration);
-}
-
-inline void launch_planned(const gemm::GemmArgs& args, const gemm::LaunchPlan& plan,
-                           cudaStream_t stream) {
-  Configurations::launch(args, plan, stream);
-}
-
-inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  launch_planned(args, plan(args.problem, -1), stream);
-}
-
 inline constexpr gemm::Lesson kLesson{
     .id = 15,
     .parent = 14,
     .slug = "tma_store_epilogue",
     .title = "stmatrix + TMA-store epilogue, overlapped with the next tile; fused alpha/beta/bias/act",
-    .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     // The workspace starts zeroed, and every launch leaves it so (lesson 14): the harness zeroes
@@ -343,8 +327,10 @@ inline constexpr gemm::Lesson kLesson{
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
     .fused_epilogue = true,
-    .plan = &plan,
-    .launch_planned = &launch_planned,
+    // What a launch runs for a problem, decided once: the Stream-K plan on as many clusters as the
+    // GPU holds at once, and the workspace it needs; then the launch on it.
+    .plan = &Configurations::plan,
+    .launch_planned = &Configurations::launch,
 };
 
 }  // namespace lesson15

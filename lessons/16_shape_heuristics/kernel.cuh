@@ -329,32 +329,18 @@ static_assert(kStagesOf<128, 128, kCooperative> == 6 && kStagesOf<64, 256, kCoop
 static_assert(kStagesOf<64, 192, kCooperative> == 6 && kStagesOf<64, 128, kCooperative> == 8);
 static_assert(kStagesOf<128, 192, kCooperative, 32> == 5 && kStagesOf<128, 160, kCooperative, 32> == 5);
 
-inline gemm::LaunchPlan plan(const gemm::GemmProblem& problem, int configuration) {
-  return Configurations::plan(problem, configuration);
-}
-
-inline void launch_planned(const gemm::GemmArgs& args, const gemm::LaunchPlan& plan,
-                           cudaStream_t stream) {
-  Configurations::launch(args, plan, stream);
-}
-
-inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  launch_planned(args, plan(args.problem, -1), stream);
-}
-
 inline constexpr gemm::Lesson kLesson{
     .id = 16,
     .parent = 15,
     .slug = "shape_heuristics",
     .title = "a cost model picks one of the final kernel's compiled configurations per problem",
-    .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
     .fused_epilogue = true,
-    .plan = &plan,
-    .launch_planned = &launch_planned,
+    .plan = &Configurations::plan,
+    .launch_planned = &Configurations::launch,
     .configurations = Configurations::kConfigurations.data(),
     .configuration_count = Configurations::kCount,
 };

@@ -67,32 +67,18 @@ struct DependentLaunch {
 // Lesson 16's configurations and cost model, launched as dependents.
 using Configurations = gemm::taught::Bf16Configurations<DependentLaunch>;
 
-inline gemm::LaunchPlan plan(const gemm::GemmProblem& problem, int configuration) {
-  return Configurations::plan(problem, configuration);
-}
-
-inline void launch_planned(const gemm::GemmArgs& args, const gemm::LaunchPlan& plan,
-                           cudaStream_t stream) {
-  Configurations::launch(args, plan, stream);
-}
-
-inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  launch_planned(args, plan(args.problem, -1), stream);
-}
-
 inline constexpr gemm::Lesson kLesson{
     .id = 17,
     .parent = 15,
     .slug = "dependent_launch",
     .title = "programmatic dependent launch: the next GEMM starts while the one ahead finishes",
-    .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
     .fused_epilogue = true,
-    .plan = &plan,
-    .launch_planned = &launch_planned,
+    .plan = &Configurations::plan,
+    .launch_planned = &Configurations::launch,
     .configurations = Configurations::kConfigurations.data(),
     .configuration_count = Configurations::kCount,
     .waits_for_prerequisite = true,

@@ -334,16 +334,11 @@ inline void launch_planned(const gemm::GemmArgs& args, const gemm::LaunchPlan& p
   kEntries[plan.configuration].launch(args, plan.schedule, stream);
 }
 
-inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
-  launch_planned(args, plan(args.problem, -1), stream);
-}
-
 inline constexpr gemm::Lesson kLesson{
     .id = 18,
     .parent = 15,
     .slug = "fp8_block_scaled",
     .title = "e4m3 operands with 1x128 / 128x128 fp32 block scales, promoted every 128 values of K",
-    .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     .plan = &plan,

@@ -137,7 +137,8 @@ TEST(BlockScaling, CheckCatchesAWrongScaleAndALostSlice) {
     args.fp8 = operands;
     args.fp8.a_scales = a_device.get();
     args.fp8.b_scales = b_device.get();
-    lesson.launch(args, runner.stream());  // (no workspace: lesson 18's schedules are data-parallel)
+    // (no workspace: lesson 18's schedules are data-parallel)
+    gemm::launch_planned(lesson, args, gemm::plan_launch(lesson, p), runner.stream());
     CUDA_CHECK(cudaStreamSynchronize(runner.stream()));
     return runner.verify_current_output(lesson.operands);
   };

@@ -134,7 +134,9 @@ TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
   for (size_t i = 0; i < lessons.size(); ++i) {
     EXPECT_EQ(lessons[i].id, int(i) + 1);
     EXPECT_TRUE(slugs.insert(lessons[i].slug).second) << lessons[i].slug;
-    EXPECT_NE(lessons[i].launch, nullptr);
+    // One way to launch each lesson: launch, or (lessons 15 on) launch_planned on a plan.
+    EXPECT_NE(lessons[i].launch != nullptr, lessons[i].launch_planned != nullptr)
+        << gemm::lesson_name(lessons[i]);
     EXPECT_EQ(gemm::find_lesson(lessons[i].id), &lessons[i]);
     // Each lesson starts from an earlier one (make diff L=NN diffs against it); only lesson 01
     // has none. Lesson 15 adds the fused epilogue, and the supplements after it keep it. A lesson
@@ -158,8 +160,9 @@ TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
     EXPECT_EQ(lessons[i].plan != nullptr, lessons[i].id >= 15) << gemm::lesson_name(lessons[i]);
     EXPECT_EQ(lessons[i].plan != nullptr, lessons[i].launch_planned != nullptr)
         << gemm::lesson_name(lessons[i]);
-    if (lessons[i].configuration_count > 0)
+    if (lessons[i].configuration_count > 0) {
       EXPECT_NE(lessons[i].plan, nullptr) << gemm::lesson_name(lessons[i]);
+    }
   }
   EXPECT_EQ(gemm::find_lesson(0), nullptr);
 }
