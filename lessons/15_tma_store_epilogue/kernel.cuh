@@ -122,6 +122,15 @@ struct TmaStoreEpilogue {
                    reads_bias(params));
   }
 
+  // One output of the fused epilogue, in fp32 before its rounding to bf16: its product, and the
+  // bias of its column and C at its place (zeros where the launch has none).
+  __device__ static float fused(float product, float bias, float c, const Params& params) {
+    // BEGIN EXERCISE(fused_values, returns, uses=product bias c): the output, with
+    //   Kind::kActivation through gemm::activate_fast
+    return gemm::activate_fast<Kind::kActivation>(params.alpha * product + bias + params.beta * c);
+    // END EXERCISE
+  }
+
   // A pair of adjacent outputs (row, column) and (row, column + 1), as bf16: the products
   // themselves, or alpha * product + beta * C + bias through the activation (the fast GELU and
   // SiLU of common/activation.hpp). bias_bits and c_bits: the bias pair of the columns and C's
@@ -132,15 +141,8 @@ struct TmaStoreEpilogue {
     float2 value = make_float2(product0, product1);
     if constexpr (Kind::kFused) {
       const float2 bias = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&bias_bits));
-      value.x = params.alpha * value.x + bias.x;
-      value.y = params.alpha * value.y + bias.y;
-      if (params.beta != 0.0f) {
-        const float2 c = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&c_bits));
-        value.x += params.beta * c.x;
-        value.y += params.beta * c.y;
-      }
-      value.x = gemm::activate_fast<Kind::kActivation>(value.x);
-      value.y = gemm::activate_fast<Kind::kActivation>(value.y);
+      const float2 c = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&c_bits));
+      value = make_float2(fused(value.x, bias.x, c.x, params), fused(value.y, bias.y, c.y, params));
     }
     const __nv_bfloat162 converted = __float22bfloat162_rn(value);
     return *reinterpret_cast<const uint32_t*>(&converted);

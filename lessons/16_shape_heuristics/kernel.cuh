@@ -75,11 +75,9 @@ inline constexpr MachineCosts kH100Costs{
 };
 
 // The wave term: the k-iterations of the busiest worker, which sets the time, since a launch ends
-// when its last worker does. With T whole tiles of K iterations on W workers, that is
-// ceil(T / W) * K: the last wave costs as much as a full one however few tiles it holds. A Stream-K
-// plan gives every worker its share of the cut tiles (one iteration more for the first `longer`
-// workers) before its whole tiles. The wave efficiency of a plan is the work it has,
-// T * K, over the work its workers could have done meanwhile, W times this.
+// when its last worker does (the README's cost model; gemm::StreamKPlan says what each worker
+// gets). The wave efficiency of a plan is the work it has, T whole tiles of K iterations, T * K,
+// over the work its W workers could have done meanwhile, W times this.
 inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
   // BEGIN EXERCISE(busiest_worker, returns, host-check=shape_model): the k-iterations of the
   //   busiest worker of the plan
@@ -90,13 +88,8 @@ inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
 }
 
 // The time of one k-iteration (a slice of slice_k values of K, a 128-byte row of each operand) of
-// one block. The producer runs ahead of the consumers by the ring's stages, so loading the next
-// slices and multiplying this one overlap, and the slower of the two sets the pace: the tensor
-// cores' time for the tile's multiply-adds, or the time L2 takes to serve the block's own loads of
-// A and B. A block loads all of its A rows but only 1 / cluster_m of B: the cluster's multicast
-// brings the rest, which L2 reads once for all the blocks of the cluster. So the bytes counted are
-// those L2 reads for the block, not those it receives: a 128 x 256 block of bf16 in a cluster of
-// two receives (128 + 256) x 128 bytes per k-iteration and is charged (128 + 128) x 128.
+// one block, as the README's cost model counts it: what overlaps, and which bytes L2 serves the
+// block when its cluster multicasts.
 inline double iteration_ns(const gemm::KernelShape& shape, const MachineCosts& costs) {
   // BEGIN EXERCISE(iteration_bound, returns, host-check=shape_model): the time of one k-iteration
   //   of a block

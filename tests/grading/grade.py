@@ -30,6 +30,8 @@ runs in a hand-out): public shapes, robustness and technique only.
 --jobs N (or GRADE_JOBS) runs up to N correctness runs (shapes, reruns, sanitizers) at once,
 under a shared lock of the GPU; performance always runs alone, under the exclusive lock. 1, the
 default, holds the exclusive lock for the correctness runs too (production: one job per GPU).
+N runs that share the GPU each take up to N times as long as alone, so each run's time limit is
+N times its limit alone (a hang takes that long to be found); the summary names the limits.
 --deadline S (or GRADE_DEADLINE): the whole grade's time budget; waits, builds and runs never
 pass it, and a grade that cannot finish within it ends with an infrastructure error.
 
@@ -448,7 +450,13 @@ class Grader:
     # ---- 5: runs ---------------------------------------------------------------------------
 
     def run_timeout(self, shape):
-        return self.run_seconds + shape.flops / 2e11
+        """A correctness run's limit: --run-timeout plus what its arithmetic could need, alone on
+        the GPU, times the runs that share the GPU (--jobs): N runs at once each run up to N
+        times as long, and a slow run is not a hang."""
+        return (self.run_seconds + shape.flops / 2e11) * self.jobs
+
+    def sanitizer_timeout(self):
+        return SANITIZER_SECONDS * self.jobs
 
     def run(self, executable, arguments, timeout, name, result_file=True):
         """One run of an executable within its limit and the grade's budget; its log (and report
@@ -505,8 +513,9 @@ class Grader:
                           f"{label}_{shape.name}")
         if result.timed_out:
             self.hung(f"the run of {shape.name}")
-            return False, (f"did not finish within {self.run_timeout(shape):.0f} s (a hang?): "
-                           "killed with its process group"), result.seconds, None
+            shared = (f", {self.jobs} runs sharing the GPU (--jobs)" if self.jobs > 1 else "")
+            return False, (f"did not finish within {self.run_timeout(shape):.0f} s{shared} (a "
+                           "hang?): killed with its process group"), result.seconds, None
         passed, text = self.judge(result, shape)
         return passed, text, result.seconds, result.result
 
@@ -522,6 +531,9 @@ class Grader:
         check = report.get("check") if isinstance(report.get("check"), dict) else {}
         expected = {"lesson": self.lesson_id, "m": shape.m, "n": shape.n, "k": shape.k, "seed": shape.seed}
         wrong = {key: report.get(key) for key, value in expected.items() if report.get(key) != value}
+        if shape.fused and not shape.epilogue.matches(report.get("epilogue")):
+            expected["epilogue"] = shape.epilogue.formula
+            wrong["epilogue"] = report.get("epilogue")
         if wrong:
             return False, (f"the report does not describe this run (expected {expected}, it says "
                            f"{wrong}): {clipped(str(report), 400)}")
@@ -548,7 +560,7 @@ class Grader:
 
     def shape_test(self, part, shape):
         """(name, part, passed, text, seconds) of one shape's correctness test."""
-        name = f"{shape.name} ({shape.size}, seed {shape.seed})"
+        name = f"{shape.name} ({shape.describe()})"
         outcome = self.correctness_run(shape, part)
         if outcome is None:
             return name, part, False, f"not run: {MAX_HANGS} runs hung before it", 0.0
@@ -578,9 +590,13 @@ class Grader:
             text = "same error statistics (the report has no output_hash: a weak comparison)"
         return name, "robustness", same, text if same else "different outputs: " + text, seconds
 
-    def sanitizer_test(self, tool):
+    def sanitizer_test(self, tool, epilogue=shapes.PLAIN):
+        """compute-sanitizer at the small ragged shape, plain or with a fused epilogue (whose C and
+        bias loads and buffer hand-offs are more to race on)."""
         m, n, k = shapes.sanitizer_shape(self.lesson.k_multiple)
-        name = f"compute-sanitizer {tool} at {m} x {n} x {k}"
+        fused = epilogue != shapes.PLAIN
+        name = f"compute-sanitizer {tool} at {m} x {n} x {k}" + (
+            f", D = {epilogue.formula}" if fused else "")
         sanitizer = self.tool("compute-sanitizer")
         if sanitizer is None:
             return name, "robustness", False, self.not_run_for("compute-sanitizer"), 0.0
@@ -588,12 +604,14 @@ class Grader:
             return name, "robustness", False, f"not run: {MAX_HANGS} runs hung before it", 0.0
         result = self.run(sanitizer, ["--tool", tool, "--error-exitcode", str(sanitizers.ERROR_EXIT_CODE),
                                       "--print-limit", "20", self.executable, "--m", m, "--n", n,
-                                      "--k", k, "--seed", "7", "--profile"],
-                          SANITIZER_SECONDS, f"sanitizer_{tool}", result_file=False)
+                                      "--k", k, "--seed", "7", "--profile",
+                                      *(epilogue.arguments() if fused else [])],
+                          self.sanitizer_timeout(), f"sanitizer_{tool}" + ("_fused" if fused else ""),
+                          result_file=False)
         if result.timed_out:
             self.hung(f"compute-sanitizer {tool}")
-            return name, "robustness", False, f"did not finish within {SANITIZER_SECONDS} s: killed", \
-                result.seconds
+            return name, "robustness", False, \
+                f"did not finish within {self.sanitizer_timeout()} s: killed", result.seconds
         clean, text = sanitizers.verdict(tool, result.exit_code, result.output)
         return name, "robustness", clean, clipped(text), result.seconds
 
@@ -642,10 +660,13 @@ class Grader:
                 ratios.append(0.0)
                 continue
             fastest = shape.flops / (minimum * 1e-3)
-            if fastest > scoring.peak_flops(report.get("sm_count")):
+            peak = scoring.peak_flops(report.get("sm_count"), self.lesson.operands)
+            if fastest > peak:
                 self.report.flags.append(f"{shape.size}: a run took {minimum} ms, "
                                          f"{fastest / 1e12:.0f} TFLOP/s, faster than the GPU can "
-                                         "compute (the product cannot have been computed)")
+                                         f"compute with {self.lesson.operands} operands "
+                                         f"({peak / 1e12:.0f} TFLOP/s at its highest clock: the "
+                                         "product cannot have been computed)")
                 tests.append((shape.size, False, "faster than the physical limit: 0 points, flagged",
                                result.seconds))
                 ratios.append(0.0)
@@ -685,32 +706,58 @@ class Grader:
         public = shapes.public_shapes(ROOT, self.lesson.k_multiple)
         hidden = (shapes.hidden_shapes(self.secret, self.lesson_id, public, self.lesson.k_multiple)
                   if self.secret else [])
+        fused_public = shapes.fused_public(ROOT, public) if self.lesson.fused_epilogue else []
+        fused_hidden = (shapes.fused_hidden(self.secret, self.lesson_id, hidden)
+                        if self.lesson.fused_epilogue and self.secret else [])
         if self.quick:
-            public = [shape for shape in public if shape.name in shapes.QUICK_PUBLIC]
+            public = shapes.quick_public(public)
             hidden = shapes.quick_hidden(hidden)
+            fused_public = fused_public[:shapes.QUICK_FUSED]
+            fused_hidden = fused_hidden[:1]
             self.report.notes.append("Quick grade: " + str(len(public)) + " public and "
                                      + str(len(hidden)) + " hidden shapes, one rerun, no sanitizers, "
                                      "one performance shape with fewer pairs.")
+        if fused_public or fused_hidden:
+            self.report.notes.append(f"Fused epilogue: {len(fused_public)} public and "
+                                     f"{len(fused_hidden)} hidden runs compute D = act(alpha * A * "
+                                     "B^T + beta * C + bias), each with its own cases.")
+        public += fused_public
+        hidden += fused_hidden
         if self.report.public_mode:
             self.report.notes.append("Public mode (no GRADE_SECRET): hidden shapes and performance "
                                      "were not graded.")
-        rerun = [shape for shape in public if shape.name in shapes.RERUN_SHAPES][:1] + hidden[:1]
+        rerun = ([shape for shape in public if shape.name in shapes.RERUN_SHAPES][:1] + hidden[:1]
+                 + fused_public[:1])
         if self.quick:
             rerun = rerun[:1]
-        sanitizer_tools = () if self.quick else SANITIZER_TOOLS
+        sanitizers_run = [functools.partial(self.sanitizer_test, tool)
+                          for tool in (() if self.quick else SANITIZER_TOOLS)]
+        if fused_public and not self.quick:
+            epilogue = fused_public[0].epilogue
+            sanitizers_run += [functools.partial(self.sanitizer_test, tool, epilogue)
+                               for tool in ("memcheck", "racecheck")]
         # The most this part can take, every run at its limit: a hang cannot make grading longer.
-        self.bound_seconds = (CANARY_SECONDS * (1 + MAX_HANGS)
-                              + sum(self.run_timeout(shape) for shape in public + hidden + rerun)
-                              + SANITIZER_SECONDS * len(sanitizer_tools)
+        # The runs go on self.jobs threads, each taking the next run when it is free, so the last
+        # one ends at most the longest run after the average thread's share of them all.
+        limits = ([self.run_timeout(shape) for shape in public + hidden + rerun]
+                  + [self.sanitizer_timeout()] * len(sanitizers_run))
+        self.bound_seconds = (CANARY_SECONDS * (1 + MAX_HANGS) + sum(limits) / self.jobs
+                              + (max(limits) if self.jobs > 1 else 0)
                               + PERFORMANCE_SECONDS * len(shapes.PERFORMANCE_SHAPES))
+        run_limits = [self.run_timeout(shape) for shape in public + hidden]
         lock_wait = self.time_for(GPU_LOCK_WAIT_SECONDS, "waiting for the GPU")
         with gpu_lock(exclusive=self.jobs == 1, wait_seconds=lock_wait):
             self.canary("start")
-            self.report.notes.append(f"Time limit of the runs on the GPU: {self.bound_seconds:.0f} s "
-                                     "(every run at its own limit).")
+            self.report.notes.append(
+                f"Time limits: {self.jobs} correctness run(s) at once on the GPU (--jobs "
+                f"{self.jobs}); each run may take {min(run_limits):.0f}-{max(run_limits):.0f} s "
+                f"({self.run_seconds:g} s plus its arithmetic" + (f", times {self.jobs} for the "
+                "runs that share the GPU" if self.jobs > 1 else "") + f"), a sanitizer run "
+                f"{self.sanitizer_timeout()} s; the runs on the GPU, every one at its limit, "
+                f"{self.bound_seconds:.0f} s.")
             first = [functools.partial(self.shape_test, "public", shape) for shape in public]
             first += [functools.partial(self.shape_test, "hidden", shape) for shape in hidden]
-            first += [functools.partial(self.sanitizer_test, tool) for tool in sanitizer_tools]
+            first += sanitizers_run
             for test in self.in_parallel(first):
                 self.report.add(*test)
             for test in self.in_parallel([functools.partial(self.rerun_test, shape) for shape in rerun]):

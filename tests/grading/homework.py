@@ -20,7 +20,9 @@ Writes DIR/homeworkNN/ (default DIR: dist/) and DIR/homeworkNN.tar.gz:
 
 Then the leak check: if the hand-out still gives away an answer of lesson NN anywhere (earlier
 lessons, their READMEs, docs/ and common/ included): the only distinctive line of a region, two of
-its lines together, or most of its lines (leaks()), the tool fails and names the place.
+its lines together, or most of its lines (leaks()); or if the comments of lesson NN's kernel or its
+README spell out a statement of an answer in prose (prose_leaks()), the tool fails and names the
+place.
 
 It needs a git checkout of the course (git ls-files says which files are the course's); from a
 folder that is not one it stops with one line (exit 2).
@@ -497,6 +499,62 @@ def leaks(handout_dir, solution):
     return sorted(found, key=lambda place: (str(place[0]), place[1], place[2]))
 
 
+# ---- The prose leak check: the words next to a region ------------------------------------------
+
+# What prose and code share when the prose states an answer: `accumulator[4j + 2] += ...` in a
+# README and `accumulator[4 * j + 2] += ...` in the region. Both are compared without case,
+# whitespace, backticks, multiplication signs, the course's namespaces and a closing semicolon.
+PROSE_DROPPED = re.compile(r"[\s`*;]|\bgemm::|\bptx::|\bhopper::|\btaught::|\bstd::")
+# Shorter statements ("i = 0") say nothing on their own, nor does a call without arguments
+# (`wgmma_fence()`): prose names the instructions it teaches.
+PROSE_MIN_CHARS = 12
+BARE_CALL = re.compile(r"^[\w:<>]+\(\)$")
+
+
+def prose_normal(text):
+    return PROSE_DROPPED.sub("", text.lower())
+
+
+def solution_statements(solution):
+    """(exercise, normalized text) of what prose must not spell out: each distinctive solution line,
+    and its right-hand side (after `=`, `+=`, `return`) where that is long enough on its own."""
+    found = set()
+    for name, line in solution:
+        candidates = [line]
+        right = re.split(r"(?<![=!<>])[-+*/|&^]?=(?!=)|\breturn\b", line, maxsplit=1)
+        if len(right) == 2:
+            candidates.append(right[1])
+        for candidate in candidates:
+            normal = prose_normal(candidate)
+            if len(normal) >= PROSE_MIN_CHARS and not BARE_CALL.match(normal):
+                found.add((name, normal))
+    return sorted(found)
+
+
+def prose_leaks(handout_dir, lesson, solution):
+    """(file, line number, exercise) for every place where the comments of the lesson's hand-out
+    kernel, or its README, spell out a statement of an exercise's answer. A sentence may wrap, so
+    each line is read together with the next."""
+    statements = solution_statements(solution)
+    found = set()
+    for relative, comments_only in ((lesson.kernel, True), (f"{lesson.folder}/README.md", False)):
+        path = handout_dir / relative
+        if not path.is_file():
+            continue
+        lines = path.read_text().split("\n")
+        if comments_only:
+            lines = [line.split("//", 1)[1] if "//" in line else "" for line in lines]
+        normal = [prose_normal(line) for line in lines]
+        for index in range(len(lines)):
+            joined = normal[index] + (normal[index + 1] if index + 1 < len(lines) else "")
+            for name, statement in statements:
+                if statement in joined:
+                    at = index + 1 if statement in normal[index] or index + 1 == len(lines) or \
+                        statement not in normal[index + 1] else index + 2
+                    found.add((Path(relative), at, name))
+    return sorted(found, key=lambda place: (str(place[0]), place[1], place[2]))
+
+
 def references_to_removed_lessons(handout_dir, removed):
     """Code and build files that still name a folder of a lesson left out (they cannot build)."""
     pattern = re.compile(r"lessons/(" + "|".join(sorted(removed)) + r")/") if removed else None
@@ -602,7 +660,9 @@ def build_handout(root, lesson_id, dist):
     (target / "tests/grading/handout.json").write_text(json.dumps(handout_record, indent=2) + "\n")
     shutil.copy2(target / lesson.kernel, target / "tests/grading/handout_kernel.cuh")
 
-    found = leaks(target, distinctive_solution_lines(root, lesson_id))
+    solution = distinctive_solution_lines(root, lesson_id)
+    found = sorted(set(leaks(target, solution)) | set(prose_leaks(target, lesson, solution)),
+                   key=lambda place: (str(place[0]), place[1], place[2]))
     if found:
         places = "\n".join(f"  {file}:{number} (exercise {name})" for file, number, name in found)
         raise HandoutError(f"leak check: lines of lesson {lesson_id:02d}'s solution are in the "

@@ -29,6 +29,9 @@ class LessonError(Exception):
 # A lesson whose entry says `.operands = gemm::Operands::e4m3_block_scaled` (lesson 18) reads e4m3
 # rows of K bytes: its shape contract asks for K % 16 == 0 instead of the course's K % 8 == 0.
 OPERANDS_LINE = re.compile(r"\.operands\s*=\s*gemm::Operands::(?P<kind>\w+)")
+# A lesson whose entry says `.fused_epilogue = true` (lessons 15-17) computes lesson 15's fused
+# epilogue: it is graded with it too (shapes.fused_runs).
+FUSED_EPILOGUE_LINE = re.compile(r"\.fused_epilogue\s*=\s*true\b")
 
 
 @dataclasses.dataclass
@@ -39,6 +42,8 @@ class Lesson:
     folder: str            # "lessons/08_tma_mbarrier"
     signature: list        # ["HGMMA", "UTMALDG", "SYNCS.PHASECHK"]; [] for none
     k_multiple: int = 8    # what the lesson's shape contract asks K to be a multiple of
+    operands: str = "bf16"  # gemm::Operands of its entry: bf16, or e4m3_block_scaled (lesson 18)
+    fused_epilogue: bool = False  # computes D = act(alpha * A * B^T + beta * C + bias)
 
     @property
     def kernel(self):
@@ -75,10 +80,12 @@ def read_lesson(folder, root):
     lesson_id = fields["id"]
     if folder.name != f"{lesson_id:02d}_{fields['slug']}":
         raise LessonError(f"{origin}: the folder should be lessons/{lesson_id:02d}_{fields['slug']}")
-    operands = OPERANDS_LINE.search(text)
-    k_multiple = 16 if operands and operands["kind"] == "e4m3_block_scaled" else 8
+    operands_line = OPERANDS_LINE.search(text)
+    operands = operands_line["kind"] if operands_line else "bf16"
+    k_multiple = 16 if operands == "e4m3_block_scaled" else 8
     return Lesson(lesson_id, fields["slug"], fields["title"], str(folder.relative_to(root)),
-                  read_signature(text, origin), k_multiple)
+                  read_signature(text, origin), k_multiple, operands,
+                  bool(FUSED_EPILOGUE_LINE.search(text)))
 
 
 def lesson_folders(root):

@@ -15,6 +15,10 @@ Attributes say what the hand-out's stub needs beyond the generic one (docs/gradi
                              value-initialized one (`return {};`)
     host-check=CHECK         the grader also builds tests/grading/host_checks/CHECK.cu against
                              the submission and runs it on the host (e.g. a bank-conflict check)
+    uses=NAME [NAME...]      with returns: the stub returns the sum of these values, which the
+                             region reads, instead of `{}` (`return product + bias;`): a stub that
+                             returns a constant lets the compiler drop what computed them, and the
+                             kernel around it compiles differently (lesson 15's spilled)
 
 The stub calls gemm::exercise::unwritten() (common/exercise.hpp), which traps at run time.
 
@@ -31,7 +35,7 @@ END_MARKER = re.compile(r"^[ \t]*// END EXERCISE[ \t]*$")
 TASK_CONTINUATION = re.compile(r"^[ \t]*//[ \t]{2,}\S")
 REGION_NAME = re.compile(r"[a-z][a-z0-9_]*")
 ATTRIBUTE = re.compile(r"(?P<key>[a-z][a-z-]*)(?:=(?P<value>.+))?")
-KNOWN_ATTRIBUTES = {"declares", "returns", "host-check"}
+KNOWN_ATTRIBUTES = {"declares", "returns", "host-check", "uses"}
 
 # The stub's trap and the header that defines it.
 STUB_CALL = "gemm::exercise::unwritten();"
@@ -75,10 +79,12 @@ def parse_attributes(spec, where):
             attributes[key] = True
         elif not value:
             raise RegionError(f"{where}: '{key}' needs a value")
-        elif key == "declares":
+        elif key in ("declares", "uses"):
             attributes[key] = value.split()
         else:
             attributes[key] = value.strip()
+    if "uses" in attributes and not attributes.get("returns"):
+        raise RegionError(f"{where}: 'uses' names what the stub returns: it needs 'returns'")
     return name, attributes
 
 
@@ -144,7 +150,8 @@ def stub_lines(region, body):
     for name in region.attributes.get("declares", []):
         lines.append(f"{region.indent}{declaration_type(body, name, region.name)} {name}{{}};")
     if region.attributes.get("returns"):
-        lines.append(region.indent + "return {};")
+        used = region.attributes.get("uses")
+        lines.append(region.indent + "return " + (" + ".join(used) if used else "{}") + ";")
     return lines
 
 

@@ -9,6 +9,12 @@ predict them, and anyone with it can reproduce them. Every hidden shape satisfie
 contract (M >= 1; N, K multiples of 8 and at least 8) and none equals a public shape. A lesson
 whose contract asks more of K (lesson 18: K % 16 == 0) gets the public shapes that meet it, and
 hidden shapes drawn to meet it.
+
+Fused epilogue: a lesson that computes lesson 15's D = act(alpha * A * B^T + beta * C + bias)
+(its entry says `.fused_epilogue = true`) is also graded with it: public runs that pair cases of the
+GPU test's kEpilogues with public shapes (FUSED_PUBLIC), and one hidden run per hidden category,
+at that category's first shape, whose alpha, beta and activation the secret draws (C and the bias
+always read, so that each of them, and the order of the operations, counts).
 """
 import dataclasses
 import hashlib
@@ -20,6 +26,12 @@ from pathlib import Path
 PUBLIC_LIST = "tests/gpu/lesson_shapes_test.cu"
 PUBLIC_ENTRY = re.compile(r'\{\s*"(?P<name>\w+)"\s*,\s*\{\s*(?P<m>\d+)\s*,\s*(?P<n>\d+)\s*,\s*(?P<k>\d+)\s*\}\s*\}')
 PUBLIC_SEED_BASE = 1000
+# The GPU test's fused-epilogue cases: {"all_gelu", epilogue(1.5f, 0.5f, true, gemm::Activation::gelu)}.
+PUBLIC_EPILOGUE = re.compile(r'\{\s*"(?P<name>\w+)"\s*,\s*epilogue\(\s*(?P<alpha>[-0-9.]+)f?\s*,\s*'
+                             r'(?P<beta>[-0-9.]+)f?\s*,\s*(?P<bias>true|false)\s*,\s*'
+                             r'gemm::Activation::(?P<activation>\w+)\s*\)\s*\}')
+# A fused public run's seed: 2000 + its place in FUSED_PUBLIC (the plain runs take 1000 + i).
+FUSED_SEED_BASE = 2000
 
 # The hidden shapes: (category, how many). Their order is fixed: shape i always has the same
 # category, so a quick grade that takes the first of each keeps its meaning.
@@ -28,9 +40,24 @@ HIDDEN_CATEGORIES = (("ragged", 2), ("tiny", 2), ("skinny", 2), ("large", 2))
 # A public subset for quick grades (the GPU validation): one of each kind, and a shape whose every
 # tile Stream-K splits along K (lessons 14 and 15 run their Stream-K code only there).
 QUICK_PUBLIC = ("ragged_all", "ragged_odd_small", "tiny", "skinny_n", "few_tiles_long_k", "large_4096")
+# A quick grade of a lesson whose K must be a multiple of 16 (lesson 18) takes these ragged shapes
+# where the two above are not in its list.
+QUICK_PUBLIC_K16 = {"ragged_all": "ragged_all_k_16", "ragged_odd_small": "k_16"}
+
+# The fused-epilogue runs on public shapes, (case of kEpilogues, shape): C with beta > 0 and with
+# beta < 0, the bias, each activation, a tile that Stream-K cuts into parts (whose fixup comes
+# before the epilogue), a tiny and a ragged shape. The first two make up a quick grade's share.
+FUSED_PUBLIC = (("all_gelu", "few_tiles_long_k"), ("all_silu", "ragged_odd_small"),
+                ("beta_c", "ragged_all"), ("bias_relu", "square_1000"), ("beta_relu", "tiny"))
+QUICK_FUSED = 2
+# A hidden fused run's activation, per hidden category in HIDDEN_CATEGORIES order (the secret
+# draws alpha and beta); every one reads C and the bias.
+HIDDEN_FUSED_ACTIVATIONS = ("gelu", "silu", "relu", "none")
+HIDDEN_FUSED_ALPHAS = (0.5, 0.75, 1.25, 1.5, 2.0)
+HIDDEN_FUSED_BETAS = (-1.0, -0.5, 0.5, 1.0)
 
 # Where performance is measured (paired against the course's solution), and the small ragged
-# shape of the sanitizers (as `make sanitize`).
+# shape of the sanitizers (`make sanitize` runs every lesson at the K = 272 one).
 PERFORMANCE_SHAPES = ((4096, 4096, 4096), (3000, 5000, 4000))
 SANITIZER_SHAPE = (200, 136, 264)
 # The same for a lesson whose K must be a multiple of 16.
@@ -44,6 +71,39 @@ def sanitizer_shape(k_multiple=8):
 
 
 @dataclasses.dataclass(frozen=True)
+class Epilogue:
+    """Lesson 15's fused epilogue, as the lesson's flags (--alpha, --beta, --bias, --act)."""
+    name: str
+    alpha: float = 1.0
+    beta: float = 0.0
+    bias: bool = False
+    activation: str = "none"
+
+    def arguments(self):
+        return (["--alpha", f"{self.alpha:g}", "--beta", f"{self.beta:g}", "--act", self.activation]
+                + (["--bias"] if self.bias else []))
+
+    def matches(self, reported):
+        """Whether the run's JSON report ("epilogue": {alpha, beta, bias, activation}) is this one."""
+        reported = reported if isinstance(reported, dict) else {}
+        return (reported.get("alpha") == self.alpha and reported.get("beta") == self.beta
+                and reported.get("bias") is self.bias and reported.get("activation") == self.activation)
+
+    @property
+    def formula(self):
+        terms = [f"{self.alpha:g} * A * B^T"]
+        if self.beta:
+            terms.append(f"{self.beta:g} * C")
+        if self.bias:
+            terms.append("bias")
+        inner = " + ".join(terms).replace("+ -", "- ")
+        return inner if self.activation == "none" else f"{self.activation}({inner})"
+
+
+PLAIN = Epilogue("plain")
+
+
+@dataclasses.dataclass(frozen=True)
 class Shape:
     name: str
     m: int
@@ -51,6 +111,7 @@ class Shape:
     k: int
     seed: int
     hidden: bool = False
+    epilogue: Epilogue = PLAIN
 
     @property
     def flops(self):
@@ -60,8 +121,18 @@ class Shape:
     def size(self):
         return f"{self.m} x {self.n} x {self.k}"
 
+    @property
+    def fused(self):
+        return self.epilogue != PLAIN
+
+    def describe(self):
+        """What a test's name says: the size, the seed and, when fused, the epilogue."""
+        fused = f", D = {self.epilogue.formula}" if self.fused else ""
+        return f"{self.size}, seed {self.seed}{fused}"
+
     def arguments(self):
-        return ["--m", str(self.m), "--n", str(self.n), "--k", str(self.k), "--seed", str(self.seed)]
+        return (["--m", str(self.m), "--n", str(self.n), "--k", str(self.k), "--seed", str(self.seed)]
+                + (self.epilogue.arguments() if self.fused else []))
 
 
 def public_shapes(root, k_multiple=8):
@@ -75,6 +146,57 @@ def public_shapes(root, k_multiple=8):
     shapes = [Shape(entry["name"], int(entry["m"]), int(entry["n"]), int(entry["k"]),
                     PUBLIC_SEED_BASE + index) for index, entry in enumerate(entries)]
     return [shape for shape in shapes if shape.k % k_multiple == 0]
+
+
+def public_epilogues(root):
+    """{name: Epilogue} of the GPU test's kEpilogues."""
+    text = (Path(root) / PUBLIC_LIST).read_text()
+    start = re.search(r"\bkEpilogues\s*=\s*\{", text)
+    body = text[start.end():text.index("};", start.end())] if start else ""
+    cases = {case["name"]: Epilogue(case["name"], float(case["alpha"]), float(case["beta"]),
+                                    case["bias"] == "true", case["activation"])
+             for case in PUBLIC_EPILOGUE.finditer(body)}
+    if not cases:
+        raise ValueError(f"{PUBLIC_LIST}: no cases found in kEpilogues")
+    return cases
+
+
+def fused_public(root, public):
+    """The fused-epilogue runs on public shapes (FUSED_PUBLIC) whose shape is in `public`."""
+    cases = public_epilogues(root)
+    by_name = {shape.name: shape for shape in public}
+    return [dataclasses.replace(by_name[shape], name=f"{shape}_{case}", seed=FUSED_SEED_BASE + index,
+                                epilogue=cases[case])
+            for index, (case, shape) in enumerate(FUSED_PUBLIC) if shape in by_name]
+
+
+def fused_hidden(secret, lesson_id, hidden):
+    """One fused run per hidden category, at its first shape, with an epilogue the secret draws."""
+    firsts = {}
+    for shape in hidden:
+        firsts.setdefault(shape.name.rsplit("_", 1)[0], shape)
+    runs = []
+    for index, (category, _) in enumerate(HIDDEN_CATEGORIES):
+        if category not in firsts:
+            continue
+        digest = hmac.new(secret, f"lesson{lesson_id:02d}/epilogue/{index}".encode(),
+                          hashlib.sha256).digest()
+        rng = random.Random(int.from_bytes(digest, "big"))
+        activation = HIDDEN_FUSED_ACTIVATIONS[index % len(HIDDEN_FUSED_ACTIVATIONS)]
+        epilogue = Epilogue(f"fused_{activation}", rng.choice(HIDDEN_FUSED_ALPHAS),
+                            rng.choice(HIDDEN_FUSED_BETAS), True, activation)
+        shape = firsts[category]
+        runs.append(dataclasses.replace(shape, name=f"{shape.name}_fused", seed=rng.getrandbits(62),
+                                        epilogue=epilogue))
+    return runs
+
+
+def quick_public(public):
+    """A quick grade's public shapes: QUICK_PUBLIC, with QUICK_PUBLIC_K16's ragged stand-ins for
+    those a lesson's contract leaves out of its list."""
+    names = {shape.name for shape in public}
+    chosen = {name if name in names else QUICK_PUBLIC_K16.get(name) for name in QUICK_PUBLIC}
+    return [shape for shape in public if shape.name in chosen]
 
 
 def _multiple_of(rng, low, high, multiple=8):

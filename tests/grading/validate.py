@@ -4,7 +4,7 @@
 Usage: python3 tests/grading/validate.py LOGDIR --lessons FIRST-LAST [--build-only]
                                         [--kinds solution,empty,stub,planted] [--margin POINTS]
                                         [--grade-jobs N] [--parallel-grades N] [--build-jobs N]
-                                        [--build-dir DIR] [--keep-builds]
+                                        [--build-dir DIR] [--keep-builds] [--regions NAMES]
        python3 tests/grading/validate.py --tables LOGDIR/validation.json [MORE.json ...]
 
 Run it from the repository root of the course, on the H100. For the lessons in the range it
@@ -27,6 +27,9 @@ proves, with the course's own lessons and the planted wrong answers of tests/gra
      answer fails the validation;
   4. the untouched hand-out of the last lesson in the range scores 0 without hanging;
   5. no process of any run is left behind.
+
+--regions a,b grades only the variants of those regions (and the solutions), and not the
+hand-out: a part of the validation for the regions a change touched.
 
 Correctness runs share the GPU: each grade runs --grade-jobs of them at once (grade.py --jobs),
 and --parallel-grades grades run at once; performance always runs alone (the GPU lock's exclusive
@@ -270,7 +273,7 @@ def expectation_misses(report, expect, outputs, logs, elapsed, bound_seconds):
 class Validation:
     def __init__(self, logs, build_dir, lesson_range, kinds=KINDS, margin=CLEARLY_BELOW_POINTS,
                  grade_jobs=DEFAULT_GRADE_JOBS, parallel_grades=DEFAULT_PARALLEL_GRADES,
-                 build_jobs=None):
+                 build_jobs=None, region_names=None):
         self.logs = logs
         self.tree = build.GradeTree(ROOT, build_dir)
         self.lesson_range = lesson_range  # (first, last)
@@ -279,6 +282,7 @@ class Validation:
         self.grade_jobs = grade_jobs
         self.parallel_grades = parallel_grades
         self.build_jobs = build_jobs or os.cpu_count() or 2
+        self.region_names = region_names  # None: every region, and the hand-out
         self.checks = []  # (name, passed, detail, seconds)
         self.outcomes = []
         self.missing = []
@@ -440,10 +444,18 @@ class Validation:
         variants = [variant for number, (_, text, lesson_regions) in catalog.items()
                     for variant in lesson_variants(number, text, lesson_regions, planted,
                                                    self.public, self.kinds)]
+        if self.region_names is not None:
+            known = {region.name for _, _, lesson_regions in catalog.values() for region in lesson_regions}
+            unknown = sorted(set(self.region_names) - known)
+            if unknown:
+                raise InfrastructureError(f"no region named {', '.join(unknown)} in the range")
+            variants = [variant for variant in variants
+                        if variant.region is None or variant.region in self.region_names]
         last = max(catalog)
-        variants.append(Variant(f"{last:02d}_handout", last, None, "handout",
-                                regions.cut(catalog[last][1]), what="the untouched hand-out",
-                                modes=(QUICK,), expect={"score_max": 0, "no_hang": True}))
+        if self.region_names is None:
+            variants.append(Variant(f"{last:02d}_handout", last, None, "handout",
+                                    regions.cut(catalog[last][1]), what="the untouched hand-out",
+                                    modes=(QUICK,), expect={"score_max": 0, "no_hang": True}))
         folders = self.prebuild(catalog, variants)
         if build_only:
             return
@@ -573,6 +585,9 @@ def main(argv=None):
                              "for the same part reuses the builds)")
     parser.add_argument("--keep-builds", action="store_true",
                         help="keep the variants' builds in the grading tree afterwards")
+    parser.add_argument("--regions", type=lambda text: [name.strip() for name in text.split(",")
+                                                        if name.strip()],
+                        default=None, help="only these regions' variants (and the solutions)")
     parser.add_argument("--tables", type=Path, nargs="+", metavar="JSON",
                         help="print the Markdown tables of these validation.json files and stop")
     args = parser.parse_args(argv)
@@ -585,7 +600,8 @@ def main(argv=None):
     first, last = args.lessons or (min(everything), max(everything))
     args.logs.mkdir(parents=True, exist_ok=True)
     validation = Validation(args.logs.resolve(), args.build_dir.resolve(), (first, last), args.kinds,
-                            args.margin, args.grade_jobs, args.parallel_grades, args.build_jobs)
+                            args.margin, args.grade_jobs, args.parallel_grades, args.build_jobs,
+                            args.regions)
     try:
         validation.run(args.build_only, args.keep_builds or args.build_only)
     except (InfrastructureError, PlantedError) as error:

@@ -148,6 +148,28 @@ class Messages(unittest.TestCase):
         self.assertFalse(passed)
         self.assertIn("it says {'m': 2}", text)
 
+    def test_a_fused_run_must_report_its_epilogue(self):
+        epilogue = grade.shapes.Epilogue("all_gelu", 1.5, 0.5, True, "gelu")
+        shape = grade.shapes.Shape("tiny_all_gelu", 1, 8, 8, 2003, epilogue=epilogue)
+        self.assertEqual(shape.arguments()[-7:], ["--alpha", "1.5", "--beta", "0.5", "--act", "gelu", "--bias"])
+        report = {"lesson": 1, "m": 1, "n": 8, "k": 8, "seed": 2003, "check": {"passed": True},
+                  "epilogue": {"alpha": 1.5, "beta": 0.5, "bias": True, "activation": "gelu"}}
+        passed, _ = self.grader.judge(self.result(0, report), shape)
+        self.assertTrue(passed)
+        # A run that computed the plain product (the flags ignored) did not do what was graded.
+        report["epilogue"] = {"alpha": 1.0, "beta": 0.0, "bias": False, "activation": "none"}
+        passed, text = self.grader.judge(self.result(0, report), shape)
+        self.assertFalse(passed)
+        self.assertIn("gelu(1.5 * A * B^T + 0.5 * C + bias)", text)
+
+    def test_run_limits_grow_with_the_runs_that_share_the_gpu(self):
+        alone = self.grader.run_timeout(self.shape)
+        self.assertAlmostEqual(alone, grade.DEFAULT_RUN_SECONDS, places=3)
+        shared = grade.Grader(1, self.dir / "kernel.cuh", self.dir / "results", self.dir / "tree",
+                              secret=b"s", jobs=16)
+        self.assertAlmostEqual(shared.run_timeout(self.shape), 16 * alone)
+        self.assertEqual(shared.sanitizer_timeout(), 16 * grade.SANITIZER_SECONDS)
+
     def test_a_sanitizer_run_through_the_grader(self):
         tools = self.dir / "bin"
         tools.mkdir()

@@ -86,6 +86,16 @@ class CutAndSplice(unittest.TestCase):
         self.assertEqual(handout.count(regions.STUB_CALL), 2)
         self.assertEqual([region.name for region in regions.parse_regions(handout)], ["twice", "sum"])
 
+    def test_a_stub_reads_what_the_region_uses(self):
+        kernel = ('#include "common/gemm.hpp"\n'
+                  "float scaled(float product, float bias) {\n"
+                  "  // BEGIN EXERCISE(scale, returns, uses=product bias): the scaled value\n"
+                  "  return 2 * product + bias;\n"
+                  "  // END EXERCISE\n}\n")
+        handout = regions.cut(kernel)
+        self.assertIn("  gemm::exercise::unwritten();\n  return product + bias;", handout)
+        self.assertEqual(regions.parse_regions(kernel)[0].attributes["uses"], ["product", "bias"])
+
     def test_cutting_one_region_leaves_the_other(self):
         handout = regions.cut(KERNEL, only=["sum"])
         self.assertIn("return 2 * x;", handout)

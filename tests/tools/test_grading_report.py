@@ -78,6 +78,14 @@ class Points(unittest.TestCase):
     def test_the_physical_limit_is_a_hopper_sxm_peak(self):
         self.assertAlmostEqual(report.peak_flops() / 1e12, 1070.5, places=0)
         self.assertAlmostEqual(report.peak_flops(114) / 1e12, 924.5, places=0)
+        # e4m3 (lesson 18) runs at twice the bf16 rate: cuBLASLt's block-scaled fp8 reaches
+        # 1158-1294 TFLOP/s on an H200, which must not be flagged.
+        self.assertAlmostEqual(report.peak_flops(132, "e4m3_block_scaled") / 1e12, 2141.0, places=0)
+        self.assertEqual(lessons.load(REPOSITORY, 18).operands, "e4m3_block_scaled")
+        self.assertEqual(lessons.load(REPOSITORY, 16).operands, "bf16")
+        for operands in {lessons.load(REPOSITORY, number).operands
+                         for number in lessons.lesson_folders(REPOSITORY)}:
+            self.assertGreater(report.peak_flops(132, operands), 0)
 
     def test_public_mode_counts_forty_points(self):
         graded = full_report(public_mode=True)
@@ -177,6 +185,50 @@ class Shapes(unittest.TestCase):
         self.assertEqual([shape.name for shape in first],
                          ["ragged_1", "ragged_2", "tiny_1", "tiny_2", "skinny_1", "skinny_2", "large_1", "large_2"])
         self.assertEqual([shape.name for shape in shapes.quick_hidden(first)], ["ragged_1", "tiny_1", "large_1"])
+
+
+class FusedEpilogue(unittest.TestCase):
+    def setUp(self):
+        self.public = shapes.public_shapes(REPOSITORY)
+
+    def test_the_lessons_with_the_fused_epilogue(self):
+        fused = [number for number in lessons.lesson_folders(REPOSITORY)
+                 if lessons.load(REPOSITORY, number).fused_epilogue]
+        self.assertEqual(fused, [15, 16, 17])
+
+    def test_public_runs_cover_c_the_bias_and_every_activation(self):
+        runs = shapes.fused_public(REPOSITORY, self.public)
+        self.assertEqual(len(runs), len(shapes.FUSED_PUBLIC))
+        self.assertEqual(len({run.name for run in runs} | {shape.name for shape in self.public}),
+                         len(runs) + len(self.public))
+        epilogues = [run.epilogue for run in runs]
+        self.assertTrue(any(e.beta > 0 for e in epilogues) and any(e.beta < 0 for e in epilogues))
+        self.assertTrue(any(e.bias for e in epilogues))
+        self.assertTrue({"relu", "gelu", "silu"} <= {e.activation for e in epilogues})
+        # A quick grade keeps a Stream-K-cut tile with C, the bias and an activation.
+        first = runs[0]
+        self.assertEqual((first.m, first.n, first.k), (1024, 1024, 16384))
+        self.assertTrue(first.epilogue.beta and first.epilogue.bias and first.epilogue.activation != "none")
+
+    def test_hidden_runs_follow_the_secret_and_read_c_and_the_bias(self):
+        hidden = shapes.hidden_shapes(b"secret", 15, self.public)
+        runs = shapes.fused_hidden(b"secret", 15, hidden)
+        self.assertEqual(runs, shapes.fused_hidden(b"secret", 15, hidden))
+        self.assertEqual([run.name for run in runs], ["ragged_1_fused", "tiny_1_fused", "skinny_1_fused",
+                                                      "large_1_fused"])
+        for run in runs:
+            self.assertTrue(run.hidden and run.epilogue.bias and run.epilogue.beta != 0)
+        other = shapes.fused_hidden(b"other", 15, shapes.hidden_shapes(b"other", 15, self.public))
+        self.assertNotEqual([run.seed for run in runs], [run.seed for run in other])
+
+
+class QuickGrades(unittest.TestCase):
+    def test_a_k16_lesson_keeps_ragged_shapes(self):
+        quick = shapes.quick_public(shapes.public_shapes(REPOSITORY, 16))
+        self.assertIn("ragged_all_k_16", [shape.name for shape in quick])
+        self.assertTrue(any(shape.m % 64 and shape.n % 64 for shape in quick))
+        self.assertEqual([shape.name for shape in shapes.quick_public(shapes.public_shapes(REPOSITORY))],
+                         list(shapes.QUICK_PUBLIC))
 
 
 class Signatures(unittest.TestCase):

@@ -157,6 +157,34 @@ class Handouts(unittest.TestCase):
                 self.assertEqual([(str(path), line) for path, line, _ in homework.leaks(folder, solution)],
                                  expected)
 
+    def test_the_prose_check_reads_the_lessons_comments_and_readme(self):
+        # Lesson 18's promotion, written out in words next to the region or in the README (wrapped
+        # over two lines), is found; naming an instruction (a bare call) or the layout of another
+        # file is not.
+        lesson = lessons.load(REPOSITORY, 18)
+        solution = homework.distinctive_solution_lines(REPOSITORY, 18)
+        statements = [statement for name, statement in homework.solution_statements(solution)
+                      if name == "promotion"]
+        self.assertIn("accumulator[4j+2]+=scales.lowersum[4j+2]", statements)
+        cases = {
+            "a comment states a line": (
+                "x\n    // accumulator[4j + 2] += scales.lower * sum[4j + 2] for the lower row\n", "",
+                [(lesson.kernel, 2)]),
+            "the README wraps it": (
+                "", "Add `accumulator[4 * j + 2] +=\nscales.lower * sum[4 * j + 2]` to each.\n",
+                [(f"{lesson.folder}/README.md", 1), (f"{lesson.folder}/README.md", 2)]),
+            "code is not prose": ("accumulator[4 * j + 2] += scales.lower * sum[4 * j + 2];\n", "", []),
+            "instructions by name": ("", "Then `wgmma_commit_group()` closes the group.\n", []),
+        }
+        for case, (kernel, readme, expected) in cases.items():
+            with self.subTest(case=case), tempfile.TemporaryDirectory() as scratch:
+                folder = Path(scratch)
+                (folder / lesson.folder).mkdir(parents=True)
+                (folder / lesson.kernel).write_text(kernel)
+                (folder / lesson.folder / "README.md").write_text(readme)
+                self.assertEqual([(str(path), line) for path, line, _ in
+                                  homework.prose_leaks(folder, lesson, solution)], expected)
+
 
 if __name__ == "__main__":
     unittest.main()
