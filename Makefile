@@ -46,6 +46,7 @@ $(LESSON_TARGETS): lesson%: configure
 .PHONY: lesson19
 lesson19: configure
 	@test -f lessons/19_tensor_parallel/main.cu || { echo "make: this copy of the course has no lesson 19" >&2; exit 2; }
+	@if [ -f $(BUILD)/lessons/lesson19_skipped.txt ]; then printf 'make: ' >&2; cat $(BUILD)/lessons/lesson19_skipped.txt >&2; exit 2; fi
 	cmake --build $(BUILD) -j $(JOBS) --target lesson19
 	@cp -f $(BUILD)/lessons/lesson19 ./lesson19
 

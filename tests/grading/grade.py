@@ -831,8 +831,7 @@ def check_usage(lesson_text, submission):
     lesson_id = int(lesson_text)
     folders = lessons.lesson_folders(ROOT)
     if lesson_id not in folders:
-        raise UsageError(f"there is no lesson {lesson_id:02d} under lessons/ (have: "
-                         + ", ".join(f"{number:02d}" for number in sorted(folders)) + ")")
+        raise UsageError(lessons.not_gradeable(ROOT, lesson_id))
     if HANDOUT_RECORD.is_file():
         handed_out = json.loads(HANDOUT_RECORD.read_text())["lesson"]
         if handed_out != lesson_id:

@@ -97,11 +97,23 @@ def lesson_folders(root):
             if (folder / "kernel.cuh").is_file()}
 
 
+def not_gradeable(root, lesson_id):
+    """Why there is nothing to hand out or grade for lesson `lesson_id`: one line."""
+    root = Path(root)
+    folders = lesson_folders(root)
+    others = sorted((root / "lessons").glob(f"{lesson_id:02d}_*"))
+    if others:
+        return (f"lesson {lesson_id:02d} ({others[0].name}) has no kernel.cuh and so no exercise "
+                "region: it is read and run, not handed out or graded (lessons with homework: "
+                + ", ".join(f"{number:02d}" for number in sorted(folders)) + ")")
+    return (f"no lesson {lesson_id:02d} under lessons/ (have: "
+            + ", ".join(f"{number:02d}" for number in sorted(folders)) + ")")
+
+
 def load(root, lesson_id):
     """The Lesson of number `lesson_id`; LessonError if there is none or it breaks a convention."""
     root = Path(root)
     folders = lesson_folders(root)
     if lesson_id not in folders:
-        raise LessonError(f"no lesson {lesson_id:02d} under lessons/ (have: "
-                          + ", ".join(f"{number:02d}" for number in sorted(folders)) + ")")
+        raise LessonError(not_gradeable(root, lesson_id))
     return read_lesson(root / folders[lesson_id], root)
