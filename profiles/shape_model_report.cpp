@@ -6,6 +6,8 @@
 //   shape_model_report --csv profiles/sweeps/configs_16.csv [--sms 132]
 //   shape_model_report --csv profiles/sweeps/configs_16.csv --fit
 //   shape_model_report --csv profiles/sweeps/configs_16_h200.csv --dram-bytes-per-ns 4188
+//   shape_model_report --csv profiles/sweeps/configs_16_h200.csv --dram-bytes-per-ns 4188
+//       --points estimates.csv
 //
 // The shapes of the course's standard sweep are the ones the model's costs were fitted on; every
 // other shape of the file is held out, and reported separately. --fit searches a grid of the three
@@ -16,6 +18,9 @@
 // --dram-bytes-per-ns replaces the H100's DRAM rate, as the lesson's costs_on_this_gpu() does on the
 // GPU it runs on (kDramShareReached of the peak the GPU reports: 4188 on the H200), so that an
 // oracle swept on another GPU is judged with the picks the lesson makes there.
+//
+// --points FILE also writes, for every configuration the model weighs at every shape of the oracle,
+// the model's estimate next to the measured median time (profiles/model_svg.py draws them).
 //
 // The comparison uses each configuration's paired ratio to cuBLAS (measured with its own pairs),
 // so that the clock of each configuration's run cancels out: loss = 1 - ratio(pick) / ratio(best).
@@ -42,6 +47,7 @@ struct Shape {
   GemmProblem problem;
   bool fitted = false;
   std::map<std::string, double> ratio;  // configuration -> paired ratio to cuBLAS
+  std::map<std::string, double> median_ms;  // configuration -> its median time
 };
 
 std::vector<std::string> split_csv_line(const std::string& line) {
@@ -68,7 +74,7 @@ std::vector<Shape> read_oracle(const std::string& path) {
   const std::vector<std::string> header = split_csv_line(line);
   std::map<std::string, size_t> column;
   for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
-  for (const char* name : {"variant", "m", "n", "k", "ratio", "check"})
+  for (const char* name : {"variant", "m", "n", "k", "ratio", "check", "lesson_median_ms"})
     if (!column.count(name)) throw std::runtime_error(path + ": no column '" + name + "'");
   std::vector<Shape> shapes;
   while (std::getline(file, line)) {
@@ -84,13 +90,14 @@ std::vector<Shape> read_oracle(const std::string& path) {
       if (known.problem.m == problem.m && known.problem.n == problem.n && known.problem.k == problem.k)
         shape = &known;
     if (!shape) {
-      shapes.push_back(Shape{problem, false, {}});
+      shapes.push_back(Shape{problem, false, {}, {}});
       shape = &shapes.back();
       for (const GemmProblem& fitted : gemm::standard_sweep())
         shape->fitted = shape->fitted || (fitted.m == problem.m && fitted.n == problem.n &&
                                           fitted.k == problem.k);
     }
     shape->ratio[cells[column["variant"]]] = std::stod(cells[column["ratio"]]);
+    shape->median_ms[cells[column["variant"]]] = std::stod(cells[column["lesson_median_ms"]]);
   }
   return shapes;
 }
@@ -111,6 +118,35 @@ int pick(const GemmProblem& problem, int sms, const gemm::taught::MachineCosts& 
   }
   return candidates[gemm::taught::choose_configuration(shapes.data(), schedules.data(),
                                                        int(candidates.size()), problem, costs)];
+}
+
+// The model's estimate and the measured time of every weighed configuration the oracle timed, one
+// CSV row each.
+void write_points(const std::vector<Shape>& shapes, int sms, const gemm::taught::MachineCosts& costs,
+                  const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << "m,n,k,set,configuration,picked,estimate_us,measured_us\n";
+  const gemm::Lesson& lesson = gemm::lessons::lesson16();
+  for (const Shape& shape : shapes) {
+    const std::string picked = lesson.configurations[pick(shape.problem, sms, costs)].name;
+    for (int i = 0; i < lesson.configuration_count; ++i) {
+      const gemm::Configuration& configuration = lesson.configurations[i];
+      const auto measured = shape.median_ms.find(configuration.name);
+      if (!configuration.weighed || measured == shape.median_ms.end()) continue;
+      const gemm::StreamKPlan plan = gemm::plan_schedule(configuration.shape, shape.problem,
+                                                         sms / configuration.shape.cluster_m);
+      const double estimate_ns =
+          gemm::taught::estimate_ns(configuration.shape, plan, shape.problem, costs);
+      char row[256];
+      std::snprintf(row, sizeof(row), "%lld,%lld,%lld,%s,%s,%s,%.3f,%.3f\n",
+                    (long long)shape.problem.m, (long long)shape.problem.n,
+                    (long long)shape.problem.k, shape.fitted ? "fitted" : "held out",
+                    configuration.name, configuration.name == picked ? "yes" : "no",
+                    estimate_ns / 1e3, measured->second * 1e3);
+      out << row;
+    }
+  }
 }
 
 struct Verdict {
@@ -192,7 +228,7 @@ void report(const std::vector<Shape>& shapes, int sms, const gemm::taught::Machi
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string csv_path;
+  std::string csv_path, points_path;
   int sms = 132;
   bool fit = false;
   gemm::taught::MachineCosts costs = gemm::taught::kH100Costs;
@@ -206,6 +242,7 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
       const std::string value = argv[++i];
       if (flag == "--csv") csv_path = value;
+      else if (flag == "--points") points_path = value;
       else if (flag == "--sms") sms = int(gemm::parse_integer(flag, value, 2, 1024));
       else if (flag == "--dram-bytes-per-ns")
         costs.dram_bytes_per_ns = double(gemm::parse_integer(flag, value, 1, 1000000));
@@ -214,13 +251,15 @@ int main(int argc, char** argv) {
     if (csv_path.empty()) throw std::invalid_argument("--csv FILE is required");
   } catch (const std::exception& error) {
     std::fprintf(stderr, "shape_model_report: error: %s\n", error.what());
-    std::fprintf(stderr, "usage: shape_model_report --csv FILE [--sms 132] [--dram-bytes-per-ns B] [--fit]\n");
+    std::fprintf(stderr, "usage: shape_model_report --csv FILE [--sms 132] [--dram-bytes-per-ns B] "
+                         "[--points FILE] [--fit]\n");
     return gemm::kExitBadUsage;
   }
   try {
     const std::vector<Shape> shapes = read_oracle(csv_path);
     if (!fit) {
       report(shapes, sms, costs);
+      if (!points_path.empty()) write_points(shapes, sms, costs, points_path);
       return gemm::kExitPass;
     }
     gemm::taught::MachineCosts best = costs;

@@ -119,6 +119,8 @@ class ReadmeCharts(unittest.TestCase):
     def test_each_chart_is_the_drawing_of_its_committed_timeline(self):
         for image, timeline, tokens in README_CHARTS:
             with self.subTest(image=image):
+                if not (REPOSITORY / timeline).is_file():
+                    continue  # a hand-out before the lesson that wrote it
                 expected = timeline_svg.render_svg(timeline_svg.read_timeline(
                     (REPOSITORY / timeline).read_text(), tokens, timeline))
                 self.assertEqual((REPOSITORY / image).read_text(), expected,
@@ -128,7 +130,10 @@ class ReadmeCharts(unittest.TestCase):
     def test_the_readmes_show_them_and_name_their_source(self):
         for image, timeline, _ in README_CHARTS:
             lesson = re.search(r"timeline_(\d\d)_", image)[1]
-            readme = next((REPOSITORY / "lessons").glob(f"{lesson}_*")) / "README.md"
+            readmes = list((REPOSITORY / "lessons").glob(f"{lesson}_*/README.md"))
+            if not readmes:
+                continue  # a hand-out before that lesson
+            readme = readmes[0]
             text = readme.read_text()
             with self.subTest(readme=str(readme.relative_to(REPOSITORY))):
                 self.assertIn(f"../../{image}", text)

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Lesson 16's cost model against the oracle, as a picture: estimated time against measured time.
+
+Usage: model_svg.py POINTS.csv --title "..." [--out FILE.svg]
+
+POINTS.csv is what `shape_model_report --csv ORACLE.csv --points POINTS.csv` writes: for every
+configuration the model weighs at every shape of the oracle sweep, the model's estimate and the
+measured median time, in microseconds. Each becomes a point on log-log axes, estimate across,
+measured up; the model's pick at each shape is drawn in orange, the other configurations in blue,
+and the dashed line is estimate = measured. A model that ranks well need not lie on the line: what
+counts is that at each shape the orange point is the lowest of its shape's points. Standard library
+only. Without --out the picture goes to docs/img/<the file's name>.svg.
+"""
+import argparse
+import csv
+import math
+import sys
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+DEFAULT_IMAGE_DIR = Path(__file__).resolve().parent.parent / "docs" / "img"
+
+SIZE = 560            # the square plot, in SVG pixels
+LEFT, TOP, RIGHT, BOTTOM = 70, 50, 20, 80
+PICK_COLOUR, OTHER_COLOUR = "#f58518", "#4c78a8"
+
+
+class PointsError(Exception):
+    """A points file this tool cannot read; one line."""
+
+
+def read_points(text, origin="points"):
+    """[(estimate_us, measured_us, picked)] of a points CSV."""
+    rows = list(csv.DictReader(text.splitlines()))
+    needed = {"estimate_us", "measured_us", "picked"}
+    if not rows or not needed <= set(rows[0]):
+        raise PointsError(f"{origin}: needs the columns {', '.join(sorted(needed))} "
+                          "(shape_model_report --points)")
+    points = []
+    for number, row in enumerate(rows, start=2):
+        try:
+            estimate, measured = float(row["estimate_us"]), float(row["measured_us"])
+        except ValueError:
+            raise PointsError(f"{origin}:{number}: a time that is not a number") from None
+        if estimate <= 0 or measured <= 0:
+            raise PointsError(f"{origin}:{number}: a time that is not positive")
+        points.append((estimate, measured, row["picked"] == "yes"))
+    return points
+
+
+def decades(low, high):
+    """The powers of ten from below `low` to above `high`."""
+    return [10.0 ** power for power in range(math.floor(math.log10(low)),
+                                             math.ceil(math.log10(high)) + 1)]
+
+
+def render_svg(points, title):
+    values = [value for estimate, measured, _ in points for value in (estimate, measured)]
+    ticks = decades(min(values), max(values))
+    low, high = math.log10(ticks[0]), math.log10(ticks[-1])
+    width, height = LEFT + SIZE + RIGHT, TOP + SIZE + BOTTOM
+
+    def x(value):
+        return LEFT + (math.log10(value) - low) / (high - low) * SIZE
+
+    def y(value):
+        return TOP + SIZE - (math.log10(value) - low) / (high - low) * SIZE
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{width / 2:.1f}" y="24" text-anchor="middle" font-size="14">'
+           f'{escape(title)}</text>']
+    for tick in ticks:
+        out.append(f'<line x1="{x(tick):.1f}" y1="{TOP}" x2="{x(tick):.1f}" y2="{TOP + SIZE}" '
+                   'stroke="#dddddd"/>')
+        out.append(f'<line x1="{LEFT}" y1="{y(tick):.1f}" x2="{LEFT + SIZE}" y2="{y(tick):.1f}" '
+                   'stroke="#dddddd"/>')
+        out.append(f'<text x="{x(tick):.1f}" y="{TOP + SIZE + 16}" text-anchor="middle">{tick:g}</text>')
+        out.append(f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:g}</text>')
+    out.append(f'<line x1="{x(ticks[0]):.1f}" y1="{y(ticks[0]):.1f}" x2="{x(ticks[-1]):.1f}" '
+               f'y2="{y(ticks[-1]):.1f}" stroke="#888888" stroke-dasharray="4 4"/>')
+    out.append(f'<text x="{LEFT + SIZE / 2}" y="{TOP + SIZE + 36}" text-anchor="middle">'
+               'the model\'s estimate, us</text>')
+    out.append(f'<text transform="translate(18 {TOP + SIZE / 2}) rotate(-90)" '
+               'text-anchor="middle">measured median, us</text>')
+    # The picks last, on top of the others.
+    for estimate, measured, picked in sorted(points, key=lambda point: point[2]):
+        out.append(f'<circle cx="{x(estimate):.1f}" cy="{y(measured):.1f}" r="{4 if picked else 3}" '
+                   f'fill="{PICK_COLOUR if picked else OTHER_COLOUR}" fill-opacity="0.8"/>')
+    for index, (name, fill) in enumerate((("the model's pick", PICK_COLOUR),
+                                          ("another configuration", OTHER_COLOUR))):
+        legend_y = height - 12
+        legend_x = LEFT + index * 180
+        out.append(f'<circle cx="{legend_x + 6}" cy="{legend_y - 4}" r="4" fill="{fill}"/>')
+        out.append(f'<text x="{legend_x + 16}" y="{legend_y}">{escape(name)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Draw lesson 16's estimates against the oracle.")
+    parser.add_argument("points", type=Path)
+    parser.add_argument("--title", required=True, help="what the picture shows: GPU, date, commits")
+    parser.add_argument("--out", type=Path, help="the SVG to write (default: docs/img/...)")
+    args = parser.parse_args(argv)
+    try:
+        points = read_points(args.points.read_text(), str(args.points))
+    except OSError as error:
+        print(f"model_svg: cannot read {args.points}: {error.strerror}", file=sys.stderr)
+        return 2
+    except PointsError as error:
+        print(f"model_svg: {error}", file=sys.stderr)
+        return 1
+    out = args.out or DEFAULT_IMAGE_DIR / f"{args.points.stem}.svg"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_svg(points, args.title))
+    print(f"model_svg: wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
