@@ -62,6 +62,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from includes import quoted_includes
+
 PROFILES_DIR = Path(__file__).resolve().parent
 DEFAULT_REPORTS_DIR = PROFILES_DIR / "reports"
 DEFAULT_REFERENCES_ROOT = PROFILES_DIR / "reference"  # one folder per GPU model: h100/, h200/
@@ -113,7 +115,6 @@ MODEL_FOLDER = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 # A lesson's kernel: a __global__ function of its kernel.cuh, or else the kernel of a header it
 # includes: the final kernel of common/hopper/gemm_kernel.cuh (lessons 15-18), or another lesson's.
 GLOBAL_FUNCTION = re.compile(r"\b__global__\b")
-INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"(?P<path>[^"]+)"', re.MULTILINE)
 LESSON_KERNEL = re.compile(r"lessons/(\d\d)_[^/]+/kernel\.cuh")
 NAMESPACE_OPENING = re.compile(r"\bnamespace\s+([\w:]+)\s*\{")
 CPP_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
@@ -218,13 +219,13 @@ def kernel_namespace(lesson, lessons_dir=DEFAULT_LESSONS_DIR):
                 return namespace
             openings = NAMESPACE_OPENING.findall(code[:kernel.start()])
             return openings[-1] if openings else None
-        for include in INCLUDE.finditer(code):
-            lesson_include = LESSON_KERNEL.fullmatch(include["path"])
+        for included in quoted_includes(code):
+            lesson_include = LESSON_KERNEL.fullmatch(included)
             if lesson_include:
                 found = search(lesson_kernel_source(lesson_include[1], lessons_dir),
                                f"lesson{lesson_include[1]}")
-            elif (root / include["path"]).is_file():
-                found = search(root / include["path"], None)
+            elif (root / included).is_file():
+                found = search(root / included, None)
             else:
                 found = None
             if found:

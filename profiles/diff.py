@@ -36,6 +36,7 @@ import signal
 import sys
 from pathlib import Path
 
+from includes import quoted_includes
 from lesson_entry import read_entry
 from teaching_copy import teaching_copies
 
@@ -101,20 +102,17 @@ def relative_to_here(path):
         return Path(path)
 
 
-INCLUDED = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"(?P<path>[^"]+)"', re.MULTILINE)
-
-
 def included_files(text, root):
     """The files under `root` that a source includes, directly or through others (the course's
     includes are relative to the repository root)."""
-    found, pending = set(), [match["path"] for match in INCLUDED.finditer(text)]
+    found, pending = set(), quoted_includes(text)
     while pending:
         path = pending.pop()
         file = Path(root) / path
         if path in found or not file.is_file():
             continue
         found.add(path)
-        pending += [match["path"] for match in INCLUDED.finditer(file.read_text(errors="replace"))]
+        pending += quoted_includes(file.read_text(errors="replace"))
     return found
 
 

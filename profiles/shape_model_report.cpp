@@ -102,22 +102,38 @@ std::vector<Shape> read_oracle(const std::string& path) {
   return shapes;
 }
 
-// The model's pick for a problem, with every configuration's resident clusters on `sms` SMs.
-int pick(const GemmProblem& problem, int sms, const gemm::taught::MachineCosts& costs) {
-  const gemm::Lesson& lesson = gemm::lessons::lesson16();
-  std::vector<int> candidates;
+// The configurations the model weighs for a problem, each with the schedule it would run on its
+// resident clusters on `sms` SMs.
+struct Candidates {
+  std::vector<int> configurations;  // indices of lesson 16's configurations
   std::vector<gemm::KernelShape> shapes;
   std::vector<gemm::StreamKPlan> schedules;
+};
+
+Candidates weighed_candidates(const GemmProblem& problem, int sms) {
+  const gemm::Lesson& lesson = gemm::lessons::lesson16();
+  Candidates candidates;
   for (int i = 0; i < lesson.configuration_count; ++i) {
     const gemm::Configuration& configuration = lesson.configurations[i];
     if (!configuration.weighed) continue;
-    candidates.push_back(i);
-    shapes.push_back(configuration.shape);
-    schedules.push_back(gemm::plan_schedule(configuration.shape, problem,
-                                            sms / configuration.shape.cluster_m));
+    candidates.configurations.push_back(i);
+    candidates.shapes.push_back(configuration.shape);
+    candidates.schedules.push_back(gemm::plan_schedule(configuration.shape, problem,
+                                                       sms / configuration.shape.cluster_m));
   }
-  return candidates[gemm::taught::choose_configuration(shapes.data(), schedules.data(),
-                                                       int(candidates.size()), problem, costs)];
+  return candidates;
+}
+
+// The model's pick for a problem: an index of lesson 16's configurations.
+int pick(const Candidates& candidates, const GemmProblem& problem,
+         const gemm::taught::MachineCosts& costs) {
+  return candidates.configurations[gemm::taught::choose_configuration(
+      candidates.shapes.data(), candidates.schedules.data(),
+      int(candidates.configurations.size()), problem, costs)];
+}
+
+int pick(const GemmProblem& problem, int sms, const gemm::taught::MachineCosts& costs) {
+  return pick(weighed_candidates(problem, sms), problem, costs);
 }
 
 // The model's estimate and the measured time of every weighed configuration the oracle timed, one
@@ -129,20 +145,21 @@ void write_points(const std::vector<Shape>& shapes, int sms, const gemm::taught:
   out << "m,n,k,set,configuration,picked,estimate_us,measured_us\n";
   const gemm::Lesson& lesson = gemm::lessons::lesson16();
   for (const Shape& shape : shapes) {
-    const std::string picked = lesson.configurations[pick(shape.problem, sms, costs)].name;
-    for (int i = 0; i < lesson.configuration_count; ++i) {
-      const gemm::Configuration& configuration = lesson.configurations[i];
+    const Candidates candidates = weighed_candidates(shape.problem, sms);
+    const int picked = pick(candidates, shape.problem, costs);
+    for (size_t c = 0; c < candidates.configurations.size(); ++c) {
+      const int index = candidates.configurations[c];
+      const gemm::Configuration& configuration = lesson.configurations[index];
       const auto measured = shape.median_ms.find(configuration.name);
-      if (!configuration.weighed || measured == shape.median_ms.end()) continue;
-      const gemm::StreamKPlan plan = gemm::plan_schedule(configuration.shape, shape.problem,
-                                                         sms / configuration.shape.cluster_m);
-      const double estimate_ns =
-          gemm::taught::estimate_ns(configuration.shape, plan, shape.problem, costs);
+      if (measured == shape.median_ms.end()) continue;
+      const double estimate_ns = gemm::taught::estimate_ns(candidates.shapes[c],
+                                                           candidates.schedules[c], shape.problem,
+                                                           costs);
       char row[256];
       std::snprintf(row, sizeof(row), "%lld,%lld,%lld,%s,%s,%s,%.3f,%.3f\n",
                     (long long)shape.problem.m, (long long)shape.problem.n,
                     (long long)shape.problem.k, shape.fitted ? "fitted" : "held out",
-                    configuration.name, configuration.name == picked ? "yes" : "no",
+                    configuration.name, index == picked ? "yes" : "no",
                     estimate_ns / 1e3, measured->second * 1e3);
       out << row;
     }

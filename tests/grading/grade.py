@@ -739,12 +739,11 @@ class Grader:
         # The most this part can take, every run at its limit: a hang cannot make grading longer.
         # The runs go on self.jobs threads, each taking the next run when it is free, so the last
         # one ends at most the longest run after the average thread's share of them all.
-        limits = ([self.run_timeout(shape) for shape in public + hidden + rerun]
-                  + [self.sanitizer_timeout()] * len(sanitizers_run))
+        run_limits = [self.run_timeout(shape) for shape in public + hidden + rerun]
+        limits = run_limits + [self.sanitizer_timeout()] * len(sanitizers_run)
         self.bound_seconds = (CANARY_SECONDS * (1 + MAX_HANGS) + sum(limits) / self.jobs
                               + (max(limits) if self.jobs > 1 else 0)
                               + PERFORMANCE_SECONDS * len(shapes.PERFORMANCE_SHAPES))
-        run_limits = [self.run_timeout(shape) for shape in public + hidden]
         lock_wait = self.time_for(GPU_LOCK_WAIT_SECONDS, "waiting for the GPU")
         with gpu_lock(exclusive=self.jobs == 1, wait_seconds=lock_wait):
             self.canary("start")

@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT / "profiles"))
 import lessons as course_lessons  # noqa: E402  (after the path is set)
 import regions  # noqa: E402
 import teaching_copy  # noqa: E402
+from includes import quoted_includes  # noqa: E402
 
 # Files only the course staff needs: the planted submissions and fixtures hold solutions, the
 # tools below need the solutions or git, and the CI script builds lessons the hand-out lacks.
@@ -260,7 +261,6 @@ def cut_readme_solutions(text, lesson_regions, origin):
 # A common file that holds the code of an exercise region of lesson MM says so in its first lines
 # (`// Taught in lesson MM: ...`, read by teaching_copy.taught_in): the hand-outs of lessons up to
 # MM leave it out, since it holds the answer of lesson MM, or of a lesson after theirs.
-INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"(?P<path>[^"]+)"', re.MULTILINE)
 SOURCE_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h"}
 
 
@@ -268,9 +268,8 @@ def included_paths(text, path, files):
     """The course files that a source #includes: paths are relative to the repository root (the
     course's convention) or to the including file's folder."""
     found = []
-    for include in INCLUDE.finditer(text):
-        for candidate in (include["path"], os.path.normpath(os.path.join(os.path.dirname(path),
-                                                                          include["path"]))):
+    for include in quoted_includes(text):
+        for candidate in (include, os.path.normpath(os.path.join(os.path.dirname(path), include))):
             if candidate in files:
                 found.append(candidate)
                 break
@@ -544,14 +543,15 @@ def prose_leaks(handout_dir, lesson, solution):
         lines = path.read_text().split("\n")
         if comments_only:
             lines = [line.split("//", 1)[1] if "//" in line else "" for line in lines]
-        normal = [prose_normal(line) for line in lines]
-        for index in range(len(lines)):
-            joined = normal[index] + (normal[index + 1] if index + 1 < len(lines) else "")
+        normal = [prose_normal(line) for line in lines] + [""]
+        for index, line in enumerate(normal[:-1]):
+            following = normal[index + 1]
             for name, statement in statements:
-                if statement in joined:
-                    at = index + 1 if statement in normal[index] or index + 1 == len(lines) or \
-                        statement not in normal[index + 1] else index + 2
-                    found.add((Path(relative), at, name))
+                # On this line, or starting on it and ending on the next (the next line's own
+                # copies are its own).
+                starts_here = statement in line + following and statement not in following
+                if statement in line or starts_here:
+                    found.add((Path(relative), index + 1, name))
     return sorted(found, key=lambda place: (str(place[0]), place[1], place[2]))
 
 

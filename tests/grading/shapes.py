@@ -172,9 +172,7 @@ def fused_public(root, public):
 
 def fused_hidden(secret, lesson_id, hidden):
     """One fused run per hidden category, at its first shape, with an epilogue the secret draws."""
-    firsts = {}
-    for shape in hidden:
-        firsts.setdefault(shape.name.rsplit("_", 1)[0], shape)
+    firsts = first_of_each_category(hidden)
     runs = []
     for index, (category, _) in enumerate(HIDDEN_CATEGORIES):
         if category not in firsts:
@@ -242,9 +240,15 @@ def hidden_shapes(secret, lesson_id, public, k_multiple=8):
     return shapes
 
 
-def quick_hidden(shapes):
-    """The first hidden shape of each category but skinny (a quick grade's share)."""
+def first_of_each_category(shapes):
+    """{category: its first hidden shape} ("ragged_1" is of category "ragged")."""
     firsts = {}
     for shape in shapes:
         firsts.setdefault(shape.name.rsplit("_", 1)[0], shape)
+    return firsts
+
+
+def quick_hidden(shapes):
+    """The first hidden shape of each category but skinny (a quick grade's share)."""
+    firsts = first_of_each_category(shapes)
     return [firsts[category] for category in ("ragged", "tiny", "large") if category in firsts]

@@ -7,11 +7,15 @@ rather than compiles: lessons/CMakeLists.txt), and no file under common/ include
 Includes are read from the text: `#include "lessons/..."` with the course's root-relative paths.
 """
 import re
+import sys
 import unittest
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"(?P<path>lessons/[^"]+)"', re.MULTILINE)
+sys.path.insert(0, str(REPOSITORY / "profiles"))
+
+from includes import quoted_includes  # noqa: E402  (after the path is set)
+
 LESSON_FOLDER = re.compile(r"lessons/(?P<folder>\d\d_[^/]+)/")
 SOURCES = ("*.cu", "*.cuh", "*.cpp", "*.hpp", "*.h")
 ALLOWED_EVERYWHERE = {"lessons/registry.hpp"}
@@ -22,8 +26,9 @@ def lesson_includes(folder):
     found = []
     for pattern in SOURCES:
         for path in sorted((REPOSITORY / folder).rglob(pattern)):
-            for match in INCLUDE.finditer(path.read_text(errors="replace")):
-                found.append((str(path.relative_to(REPOSITORY)), match["path"]))
+            for included in quoted_includes(path.read_text(errors="replace")):
+                if included.startswith("lessons/"):
+                    found.append((str(path.relative_to(REPOSITORY)), included))
     return found
 
 
