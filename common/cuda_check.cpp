@@ -12,6 +12,14 @@ void throw_cuda_error(const char* call, const std::string& reason, const char* f
                   std::to_string(line) + ")");
 }
 
+std::optional<std::string> missing_gpu() {
+  int device_count = 0;
+  if (const cudaError_t status = cudaGetDeviceCount(&device_count); status != cudaSuccess)
+    return std::string("no CUDA GPU found (cudaGetDeviceCount: ") + cudaGetErrorString(status) + ")";
+  if (device_count == 0) return std::string("no CUDA GPU found");
+  return std::nullopt;
+}
+
 const char* curand_status_string(curandStatus_t status) {
   switch (status) {
     case CURAND_STATUS_ALLOCATION_FAILED: return "cuRAND could not allocate memory";

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -22,6 +23,11 @@ class CudaError : public std::runtime_error {
                                    int line);
 
 const char* curand_status_string(curandStatus_t status);
+
+// Why this process has no CUDA GPU to run on ("no CUDA GPU found", with the runtime's reason when
+// it gave one), or nothing when it sees at least one. Every program of the course asks first, so
+// that a machine without a GPU gets one line and exit code 2 (kExitNoGpu), never a crash.
+std::optional<std::string> missing_gpu();
 
 inline void check_status(cudaError_t status, const char* call, const char* file, int line) {
   if (status != cudaSuccess) throw_cuda_error(call, cudaGetErrorString(status), file, line);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/cuda_check.hpp"
 #include "common/runner.hpp"
 #include "common/shape_sets.hpp"
 #include "common/text_format.hpp"
@@ -45,9 +46,8 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
                          "[--alone yes|no] [--csv FILE] [--commit SHA]\n");
     return kExitBadUsage;
   }
-  int device_count = 0;
-  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr, "lesson18 sweep: error: no CUDA GPU found\n");
+  if (const auto missing = missing_gpu()) {
+    std::fprintf(stderr, "lesson18 sweep: error: %s\n", missing->c_str());
     return kExitNoGpu;
   }
   try {

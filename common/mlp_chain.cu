@@ -172,9 +172,8 @@ int run_chain_command(const Lesson& stream_order, const Lesson& dependent, int a
     std::fprintf(stderr, "lesson17: error: %s (lesson17 chain --help)\n", error.what());
     return kExitBadUsage;
   }
-  int device_count = 0;
-  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr, "lesson17: error: no CUDA GPU found\n");
+  if (const auto missing = missing_gpu()) {
+    std::fprintf(stderr, "lesson17: error: %s\n", missing->c_str());
     return kExitNoGpu;
   }
   try {

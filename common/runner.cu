@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/cuda_check.hpp"
 #include "common/device_facts.hpp"
 #include "common/epilogue_reference.hpp"
 #include "common/late_inputs.hpp"
@@ -724,11 +725,7 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
                              ? lesson
                              : with_configuration(lesson, find_configuration(lesson, options.config));
 
-  int device_count = 0;
-  if (const cudaError_t status = cudaGetDeviceCount(&device_count); status != cudaSuccess)
-    return fail(kExitNoGpu, std::string("no CUDA GPU found (cudaGetDeviceCount: ") +
-                                cudaGetErrorString(status) + ")");
-  if (device_count == 0) return fail(kExitNoGpu, "no CUDA GPU found");
+  if (const auto missing = missing_gpu()) return fail(kExitNoGpu, *missing);
 
   try {
     LessonRunner runner(0);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/cuda_check.hpp"
 #include "common/runner.hpp"
 #include "common/shape_sets.hpp"
 #include "lessons/registry.hpp"
@@ -95,9 +96,8 @@ int main(int argc, char** argv) {
       lessons.push_back(&lesson);
   const std::vector<GemmProblem> shapes = chosen_shapes.empty() ? gemm::standard_sweep() : chosen_shapes;
 
-  int device_count = 0;
-  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr, "gemm_bench: error: no CUDA GPU found\n");
+  if (const auto missing = gemm::missing_gpu()) {
+    std::fprintf(stderr, "gemm_bench: error: %s\n", missing->c_str());
     return gemm::kExitNoGpu;
   }
 

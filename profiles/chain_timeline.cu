@@ -18,6 +18,7 @@
 
 #include "common/activity_timeline.hpp"
 #include "common/cli.hpp"
+#include "common/cuda_check.hpp"
 #include "common/runner.hpp"
 #include "common/mlp_chain.hpp"
 #include "lessons/registry.hpp"
@@ -52,9 +53,8 @@ int main(int argc, char** argv) {
                          "[--runs 3]\n", error.what());
     return gemm::kExitBadUsage;
   }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "chain_timeline: error: no CUDA GPU found\n");
+  if (const auto missing = gemm::missing_gpu()) {
+    std::fprintf(stderr, "chain_timeline: error: %s\n", missing->c_str());
     return gemm::kExitNoGpu;
   }
   try {

@@ -243,14 +243,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  int device_count = 0;
-  if (const cudaError_t status = cudaGetDeviceCount(&device_count); status != cudaSuccess) {
-    std::fprintf(stderr, "device_report: error: no CUDA GPU found (cudaGetDeviceCount: %s)\n",
-                 cudaGetErrorString(status));
-    return gemm::kExitNoGpu;
-  }
-  if (device_count == 0) {
-    std::fprintf(stderr, "device_report: error: no CUDA GPU found\n");
+  if (const auto missing = gemm::missing_gpu()) {
+    std::fprintf(stderr, "device_report: error: %s\n", missing->c_str());
     return gemm::kExitNoGpu;
   }
 

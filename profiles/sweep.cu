@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda_check.hpp"
 #include "common/runner.hpp"
 #include "profiles/variants.hpp"
 
@@ -77,9 +78,8 @@ int main(int argc, char** argv) {
     return gemm::kExitPass;
   }
 
-  int device_count = 0;
-  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
-    std::fprintf(stderr, "gemm_sweep: error: no CUDA GPU found\n");
+  if (const auto missing = gemm::missing_gpu()) {
+    std::fprintf(stderr, "gemm_sweep: error: %s\n", missing->c_str());
     return gemm::kExitNoGpu;
   }
 

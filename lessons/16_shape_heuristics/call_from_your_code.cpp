@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "common/cuda_check.hpp"
 #include "common/runner.hpp"
 #include "lessons/registry.hpp"
 
@@ -20,9 +21,8 @@ int main() {
       std::fprintf(stderr, "error: %s\n", broken->c_str());
       return 1;
     }
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-      std::fprintf(stderr, "error: no CUDA GPU found\n");
+    if (const auto missing = gemm::missing_gpu()) {
+      std::fprintf(stderr, "error: %s\n", missing->c_str());
       return 2;
     }
     // The course's own check: an sm_90a GPU, and a build that carries the 90a target.

@@ -53,10 +53,8 @@ inline GpuSurvey survey_gpus(int gpus) {
     std::snprintf(survey.message, sizeof(survey.message), "%s", message.c_str());
     return survey;
   };
-  if (const cudaError_t status = cudaGetDeviceCount(&survey.device_count); status != cudaSuccess)
-    return fail(gemm::kExitNoGpu, std::string("no CUDA GPU found (cudaGetDeviceCount: ") +
-                                      cudaGetErrorString(status) + ")");
-  if (survey.device_count == 0) return fail(gemm::kExitNoGpu, "no CUDA GPU found");
+  if (const auto missing = gemm::missing_gpu()) return fail(gemm::kExitNoGpu, *missing);
+  CUDA_CHECK(cudaGetDeviceCount(&survey.device_count));
   const int used = gpus == 0 ? survey.device_count : std::min(gpus, survey.device_count);
   for (int device = 0; device < used; ++device)
     if (const auto reason = gemm::unsupported_reason(gemm::lessons::lesson16(), gemm::query_device(device)))

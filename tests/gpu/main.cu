@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "common/cuda_check.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
 bool gpu_test_support::gpu_required() {
@@ -17,15 +18,12 @@ bool gpu_test_support::gpu_required() {
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    const std::string reason = status != cudaSuccess ? cudaGetErrorString(status) : "0 devices";
+  if (const auto missing = gemm::missing_gpu()) {
     if (gpu_test_support::gpu_required()) {
-      std::printf("FAILED: REQUIRE_GPU=1 but no CUDA GPU was found (%s)\n", reason.c_str());
+      std::printf("FAILED: REQUIRE_GPU=1 but %s\n", missing->c_str());
       return 1;
     }
-    std::printf("SKIPPED: no CUDA GPU found (%s); set REQUIRE_GPU=1 to fail instead\n", reason.c_str());
+    std::printf("SKIPPED: %s; set REQUIRE_GPU=1 to fail instead\n", missing->c_str());
     return 77;
   }
   return RUN_ALL_TESTS();
