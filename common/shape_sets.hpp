@@ -1,6 +1,7 @@
 #pragma once
 // The course's named lists of problem shapes (M x N x K), for `make bench`, `make sweep` and the
-// report of lesson 16's cost model; `--shapes standard,workloads` names them on a command line.
+// report of lesson 16's cost model; `--shapes standard,workloads,held_out` names them on a command
+// line.
 
 #include <string>
 #include <vector>
@@ -40,10 +41,23 @@ inline const std::vector<GemmProblem>& workload_set() {
   return shapes;
 }
 
-// The list called `name` ("standard" or "workloads"), or nullptr.
+// A second held-out set for lesson 16's cost model, which no cost is fitted on: squares between
+// the standard sweep's 1024^3 and 4096^3, where the count of tiles against the 132 SMs decides
+// (1536^3 is 132 tiles of 128 x 144, one full wave), and Llama 3.1 8B's layers at 1024 tokens.
+inline const std::vector<GemmProblem>& held_out_set() {
+  static const std::vector<GemmProblem> shapes = {
+      {1280, 1280, 1280}, {1536, 1536, 1536}, {1792, 1792, 1792}, {2560, 2560, 2560},
+      {3072, 3072, 3072}, {3584, 3584, 3584}, {1024, 6144, 4096}, {1024, 4096, 4096},
+      {1024, 28672, 4096}, {1024, 4096, 14336},
+  };
+  return shapes;
+}
+
+// The list called `name` ("standard", "workloads" or "held_out"), or nullptr.
 inline const std::vector<GemmProblem>* named_shape_set(const std::string& name) {
   if (name == "standard") return &standard_sweep();
   if (name == "workloads") return &workload_set();
+  if (name == "held_out") return &held_out_set();
   return nullptr;
 }
 

@@ -145,6 +145,8 @@ struct Bf16Configurations {
       configuration_entry<C<64, 256, 2, kPingPong, 64, kNever>>("64x256_c2_pp", false),
       configuration_entry<C<128, 192, 2, kCooperative, 32, 8>>("128x192_c2_sk8_s32", false),
       configuration_entry<C<128, 160, 2, kCooperative, 32, 8>>("128x160_c2_sk8_s32", false),
+      configuration_entry<C<128, 144, 2, kCooperative, 16, 8>>("128x144_c2_sk8_s16", false),
+      configuration_entry<C<128, 112, 2, kCooperative, 16, 8>>("128x112_c2_sk8_s16", false),
   };
   static constexpr int kCount = int(sizeof(kEntries) / sizeof(kEntries[0]));
 

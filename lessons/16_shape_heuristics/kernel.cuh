@@ -283,6 +283,8 @@ struct Bf16Configurations {
       configuration_entry<C<64, 256, 2, kPingPong, 64, kNever>>("64x256_c2_pp", false),
       configuration_entry<C<128, 192, 2, kCooperative, 32, 8>>("128x192_c2_sk8_s32", false),
       configuration_entry<C<128, 160, 2, kCooperative, 32, 8>>("128x160_c2_sk8_s32", false),
+      configuration_entry<C<128, 144, 2, kCooperative, 16, 8>>("128x144_c2_sk8_s16", false),
+      configuration_entry<C<128, 112, 2, kCooperative, 16, 8>>("128x112_c2_sk8_s16", false),
   };
   static constexpr int kCount = int(sizeof(kEntries) / sizeof(kEntries[0]));
 
@@ -321,6 +323,7 @@ static_assert(kStagesOf<128, 256, kCooperative> == 4 && kStagesOf<128, 192, kCoo
 static_assert(kStagesOf<128, 128, kCooperative> == 6 && kStagesOf<64, 256, kCooperative> == 5);
 static_assert(kStagesOf<64, 192, kCooperative> == 6 && kStagesOf<64, 128, kCooperative> == 8);
 static_assert(kStagesOf<128, 192, kCooperative, 32> == 5 && kStagesOf<128, 160, kCooperative, 32> == 5);
+static_assert(kStagesOf<128, 144, kCooperative, 16> == 6 && kStagesOf<128, 112, kCooperative, 16> == 7);
 
 inline constexpr gemm::Lesson kLesson{
     .id = 16,
