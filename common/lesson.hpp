@@ -26,12 +26,11 @@ enum class Operands {
   e4m3_block_scaled,
 };
 
-// One compiled configuration of a lesson that has several (lessons 16-18): its name, what the
-// cost model knows of it, and whether the model weighs it (or it runs only when forced).
+// One compiled configuration of a lesson that has several (lessons 16-18): its name and what the
+// cost model knows of it.
 struct Configuration {
   const char* name;  // e.g. "128x256_c2_sk8"
   KernelShape shape;
-  bool weighed = true;
 };
 
 // What a lesson of the final kernel (lessons 15-19) decides for a problem, once: which of its

@@ -70,9 +70,7 @@ struct Bf16Configuration {
   }
 };
 
-// A configuration as a table holds it: its name and shape, whether the cost model weighs it, and
-// its host functions. A configuration whose costs are not fitted yet (the model would only guess at
-// what it does better) runs when it is forced (`--config`), and the oracle sweep measures it.
+// A configuration as a table holds it: its name and shape, and its host functions.
 struct ConfigurationEntry {
   gemm::Configuration configuration;
   int64_t (*workers)();  // the clusters of it that the GPU holds at once
@@ -82,14 +80,14 @@ struct ConfigurationEntry {
   size_t (*workspace_flag_bytes)(const gemm::StreamKPlan& schedule);
 };
 template <class C>
-constexpr ConfigurationEntry configuration_entry(const char* name, bool weighed = true) {
-  return {{name, C::shape(), weighed}, &C::Plain::workers, &C::launch, &C::Plain::workspace_bytes,
+constexpr ConfigurationEntry configuration_entry(const char* name) {
+  return {{name, C::shape()}, &C::Plain::workers, &C::launch, &C::Plain::workspace_bytes,
           &C::Plain::workspace_flag_bytes};
 }
 
-// The plan of a problem among a table's configurations: the configuration `forced`, or of those
-// the model weighs the one with the smallest estimate, each estimated on the very schedule its
-// launch would run on this GPU; and that schedule's workspace.
+// The plan of a problem among a table's configurations: the configuration `forced`, or the one with
+// the smallest estimate, each estimated on the very schedule its launch would run on this GPU;
+// and that schedule's workspace.
 inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
                                    const gemm::GemmProblem& problem, int forced,
                                    const MachineCosts& costs) {
@@ -97,7 +95,7 @@ inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
   std::vector<gemm::KernelShape> shapes;
   std::vector<gemm::StreamKPlan> schedules;
   for (int i = 0; i < count; ++i) {
-    if (forced >= 0 ? i != forced : !entries[i].configuration.weighed) continue;
+    if (forced >= 0 && i != forced) continue;
     candidates.push_back(i);
     shapes.push_back(entries[i].configuration.shape);
     schedules.push_back(gemm::plan_schedule(shapes.back(), problem, entries[i].workers()));
@@ -116,8 +114,8 @@ inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
 // lesson 14's Stream-K rule, or with one that also splits short shares (2 k-iterations per
 // worker). Then ping-pong consumers (lesson 11), and tiles whose epilogue stores 32-column
 // subtiles: half the shared memory of 64-column ones, which buys a fifth stage at 128 x 192 and
-// makes a 160-wide tile possible. The model does not weigh these last five yet: what ping-pong
-// and a fifth stage buy is not in its costs.
+// makes a 160-wide tile possible. The model weighs them all: what ping-pong hides (the epilogue)
+// and what a fifth stage buys (the loads' latency over more slices in flight) are in its costs.
 template <class Launch>
 struct Bf16Configurations {
   using ConsumerKind = gemm::hopper::ConsumerKind;
@@ -140,13 +138,11 @@ struct Bf16Configurations {
       configuration_entry<C<64, 128, 2, kCooperative, 64, 8>>("64x128_c2_sk8"),
       configuration_entry<C<64, 128, 1, kCooperative, 64, 2>>("64x128_c1_sk2"),
       configuration_entry<C<64, 64, 1, kCooperative, 64, 2>>("64x64_c1_sk2"),
-      configuration_entry<C<128, 128, 2, kPingPong, 64, kNever>>("128x128_c2_pp", false),
-      configuration_entry<C<128, 128, 1, kPingPong, 64, kNever>>("128x128_c1_pp", false),
-      configuration_entry<C<64, 256, 2, kPingPong, 64, kNever>>("64x256_c2_pp", false),
-      configuration_entry<C<128, 192, 2, kCooperative, 32, 8>>("128x192_c2_sk8_s32", false),
-      configuration_entry<C<128, 160, 2, kCooperative, 32, 8>>("128x160_c2_sk8_s32", false),
-      configuration_entry<C<128, 144, 2, kCooperative, 16, 8>>("128x144_c2_sk8_s16", false),
-      configuration_entry<C<128, 112, 2, kCooperative, 16, 8>>("128x112_c2_sk8_s16", false),
+      configuration_entry<C<128, 128, 2, kPingPong, 64, kNever>>("128x128_c2_pp"),
+      configuration_entry<C<128, 128, 1, kPingPong, 64, kNever>>("128x128_c1_pp"),
+      configuration_entry<C<64, 256, 2, kPingPong, 64, kNever>>("64x256_c2_pp"),
+      configuration_entry<C<128, 192, 2, kCooperative, 32, 8>>("128x192_c2_sk8_s32"),
+      configuration_entry<C<128, 160, 2, kCooperative, 32, 8>>("128x160_c2_sk8_s32"),
   };
   static constexpr int kCount = int(sizeof(kEntries) / sizeof(kEntries[0]));
 

@@ -169,7 +169,9 @@ struct Configured {
                                       kNoStreamK,
                                       K::Mainloop::kSliceK,
                                       K::Mainloop::kOperandBytes,
-                                      Tile::kPingPong};
+                                      Tile::kPingPong,
+                                      Tile::kStages,
+                                      Tile::kSubtileColumns};
 
   // How many clusters fit on the GPU at once: the persistent grid's workers. Every kind of
   // epilogue has the same threads and shared memory, so the same clusters fit.

@@ -140,48 +140,6 @@ __device__ inline void wgmma_m64n64k16_bf16(float (&accumulator)[32], uint64_t d
 #endif
 }
 
-// wgmma.mma_async m64n112k16, fp32 += bf16 x bf16, both operands K-major in shared memory:
-// accumulator (64 x 112, 56 floats per thread) = A (64 x 16) * B (112 x 16)^T
-// (+ accumulator when `accumulate`). Asynchronous: see the protocol at the top of this file.
-// The final kernel's 112-wide tiles (lesson 16): seven 16-column subtiles of the epilogue.
-// https://docs.nvidia.com/cuda/parallel-thread-execution/#asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async
-__device__ inline void wgmma_m64n112k16_bf16(float (&accumulator)[56], uint64_t descriptor_a,
-                                             uint64_t descriptor_b, bool accumulate) {
-#if GEMM_PTX_SM90A
-  asm volatile(
-      "{\n"
-      "  .reg .pred p;\n"
-      "  setp.ne.b32 p, %58, 0;\n"
-      "  wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16\n"
-      "  {%0, %1, %2, %3, %4, %5, %6, %7,\n"
-      "   %8, %9, %10, %11, %12, %13, %14, %15,\n"
-      "   %16, %17, %18, %19, %20, %21, %22, %23,\n"
-      "   %24, %25, %26, %27, %28, %29, %30, %31,\n"
-      "   %32, %33, %34, %35, %36, %37, %38, %39,\n"
-      "   %40, %41, %42, %43, %44, %45, %46, %47,\n"
-      "   %48, %49, %50, %51, %52, %53, %54, %55},\n"
-      "  %56, %57, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(accumulator[0]), "+f"(accumulator[1]), "+f"(accumulator[2]), "+f"(accumulator[3]),
-        "+f"(accumulator[4]), "+f"(accumulator[5]), "+f"(accumulator[6]), "+f"(accumulator[7]),
-        "+f"(accumulator[8]), "+f"(accumulator[9]), "+f"(accumulator[10]), "+f"(accumulator[11]),
-        "+f"(accumulator[12]), "+f"(accumulator[13]), "+f"(accumulator[14]), "+f"(accumulator[15]),
-        "+f"(accumulator[16]), "+f"(accumulator[17]), "+f"(accumulator[18]), "+f"(accumulator[19]),
-        "+f"(accumulator[20]), "+f"(accumulator[21]), "+f"(accumulator[22]), "+f"(accumulator[23]),
-        "+f"(accumulator[24]), "+f"(accumulator[25]), "+f"(accumulator[26]), "+f"(accumulator[27]),
-        "+f"(accumulator[28]), "+f"(accumulator[29]), "+f"(accumulator[30]), "+f"(accumulator[31]),
-        "+f"(accumulator[32]), "+f"(accumulator[33]), "+f"(accumulator[34]), "+f"(accumulator[35]),
-        "+f"(accumulator[36]), "+f"(accumulator[37]), "+f"(accumulator[38]), "+f"(accumulator[39]),
-        "+f"(accumulator[40]), "+f"(accumulator[41]), "+f"(accumulator[42]), "+f"(accumulator[43]),
-        "+f"(accumulator[44]), "+f"(accumulator[45]), "+f"(accumulator[46]), "+f"(accumulator[47]),
-        "+f"(accumulator[48]), "+f"(accumulator[49]), "+f"(accumulator[50]), "+f"(accumulator[51]),
-        "+f"(accumulator[52]), "+f"(accumulator[53]), "+f"(accumulator[54]), "+f"(accumulator[55])
-      : "l"(descriptor_a), "l"(descriptor_b), "r"(static_cast<uint32_t>(accumulate)));
-#else
-  __trap();
-#endif
-}
-
 // wgmma.mma_async m64n128k16, fp32 += bf16 x bf16, both operands K-major in shared memory:
 // accumulator (64 x 128, 64 floats per thread) = A (64 x 16) * B (128 x 16)^T
 // (+ accumulator when `accumulate`). Asynchronous: see the protocol at the top of this file.
@@ -220,54 +178,6 @@ __device__ inline void wgmma_m64n128k16_bf16(float (&accumulator)[64], uint64_t 
         "+f"(accumulator[52]), "+f"(accumulator[53]), "+f"(accumulator[54]), "+f"(accumulator[55]),
         "+f"(accumulator[56]), "+f"(accumulator[57]), "+f"(accumulator[58]), "+f"(accumulator[59]),
         "+f"(accumulator[60]), "+f"(accumulator[61]), "+f"(accumulator[62]), "+f"(accumulator[63])
-      : "l"(descriptor_a), "l"(descriptor_b), "r"(static_cast<uint32_t>(accumulate)));
-#else
-  __trap();
-#endif
-}
-
-// wgmma.mma_async m64n144k16, fp32 += bf16 x bf16, both operands K-major in shared memory:
-// accumulator (64 x 144, 72 floats per thread) = A (64 x 16) * B (144 x 16)^T
-// (+ accumulator when `accumulate`). Asynchronous: see the protocol at the top of this file.
-// The final kernel's 144-wide tiles (lesson 16): nine 16-column subtiles of the epilogue.
-// https://docs.nvidia.com/cuda/parallel-thread-execution/#asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async
-__device__ inline void wgmma_m64n144k16_bf16(float (&accumulator)[72], uint64_t descriptor_a,
-                                             uint64_t descriptor_b, bool accumulate) {
-#if GEMM_PTX_SM90A
-  asm volatile(
-      "{\n"
-      "  .reg .pred p;\n"
-      "  setp.ne.b32 p, %74, 0;\n"
-      "  wgmma.mma_async.sync.aligned.m64n144k16.f32.bf16.bf16\n"
-      "  {%0, %1, %2, %3, %4, %5, %6, %7,\n"
-      "   %8, %9, %10, %11, %12, %13, %14, %15,\n"
-      "   %16, %17, %18, %19, %20, %21, %22, %23,\n"
-      "   %24, %25, %26, %27, %28, %29, %30, %31,\n"
-      "   %32, %33, %34, %35, %36, %37, %38, %39,\n"
-      "   %40, %41, %42, %43, %44, %45, %46, %47,\n"
-      "   %48, %49, %50, %51, %52, %53, %54, %55,\n"
-      "   %56, %57, %58, %59, %60, %61, %62, %63,\n"
-      "   %64, %65, %66, %67, %68, %69, %70, %71},\n"
-      "  %72, %73, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(accumulator[0]), "+f"(accumulator[1]), "+f"(accumulator[2]), "+f"(accumulator[3]),
-        "+f"(accumulator[4]), "+f"(accumulator[5]), "+f"(accumulator[6]), "+f"(accumulator[7]),
-        "+f"(accumulator[8]), "+f"(accumulator[9]), "+f"(accumulator[10]), "+f"(accumulator[11]),
-        "+f"(accumulator[12]), "+f"(accumulator[13]), "+f"(accumulator[14]), "+f"(accumulator[15]),
-        "+f"(accumulator[16]), "+f"(accumulator[17]), "+f"(accumulator[18]), "+f"(accumulator[19]),
-        "+f"(accumulator[20]), "+f"(accumulator[21]), "+f"(accumulator[22]), "+f"(accumulator[23]),
-        "+f"(accumulator[24]), "+f"(accumulator[25]), "+f"(accumulator[26]), "+f"(accumulator[27]),
-        "+f"(accumulator[28]), "+f"(accumulator[29]), "+f"(accumulator[30]), "+f"(accumulator[31]),
-        "+f"(accumulator[32]), "+f"(accumulator[33]), "+f"(accumulator[34]), "+f"(accumulator[35]),
-        "+f"(accumulator[36]), "+f"(accumulator[37]), "+f"(accumulator[38]), "+f"(accumulator[39]),
-        "+f"(accumulator[40]), "+f"(accumulator[41]), "+f"(accumulator[42]), "+f"(accumulator[43]),
-        "+f"(accumulator[44]), "+f"(accumulator[45]), "+f"(accumulator[46]), "+f"(accumulator[47]),
-        "+f"(accumulator[48]), "+f"(accumulator[49]), "+f"(accumulator[50]), "+f"(accumulator[51]),
-        "+f"(accumulator[52]), "+f"(accumulator[53]), "+f"(accumulator[54]), "+f"(accumulator[55]),
-        "+f"(accumulator[56]), "+f"(accumulator[57]), "+f"(accumulator[58]), "+f"(accumulator[59]),
-        "+f"(accumulator[60]), "+f"(accumulator[61]), "+f"(accumulator[62]), "+f"(accumulator[63]),
-        "+f"(accumulator[64]), "+f"(accumulator[65]), "+f"(accumulator[66]), "+f"(accumulator[67]),
-        "+f"(accumulator[68]), "+f"(accumulator[69]), "+f"(accumulator[70]), "+f"(accumulator[71])
       : "l"(descriptor_a), "l"(descriptor_b), "r"(static_cast<uint32_t>(accumulate)));
 #else
   __trap();
@@ -567,21 +477,17 @@ __device__ inline void wgmma_m64k32_e4m3(float (&accumulator)[N / 2], uint64_t d
     wgmma_m64n192k32_e4m3(accumulator, descriptor_a, descriptor_b, accumulate);
 }
 
-// One name for the seven shapes, for kernels whose tile width is a template parameter:
+// One name for the five shapes, for kernels whose tile width is a template parameter:
 // wgmma_m64k16_bf16<128>(accumulator, descriptor_a, descriptor_b, accumulate).
 template <int N>
 __device__ inline void wgmma_m64k16_bf16(float (&accumulator)[N / 2], uint64_t descriptor_a,
                                          uint64_t descriptor_b, bool accumulate) {
-  static_assert(N == 64 || N == 112 || N == 128 || N == 144 || N == 160 || N == 192 || N == 256,
-                "the course uses wgmma with N = 64, 112, 128, 144, 160, 192 or 256");
+  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 256,
+                "the course uses wgmma with N = 64, 128, 160, 192 or 256");
   if constexpr (N == 64)
     wgmma_m64n64k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
-  else if constexpr (N == 112)
-    wgmma_m64n112k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
   else if constexpr (N == 128)
     wgmma_m64n128k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
-  else if constexpr (N == 144)
-    wgmma_m64n144k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
   else if constexpr (N == 160)
     wgmma_m64n160k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
   else if constexpr (N == 192)

@@ -1,8 +1,9 @@
 #pragma once
 /// What the host knows of a configuration of the final kernel (lessons 15-19), without its code:
-/// the tile, the cluster, the k-slice of its operands and its Stream-K threshold; and the one
-/// function that makes its schedule for a problem, which the launch runs and lesson 16's cost
-/// model estimates (common/schedule/shape_model.hpp). Host and device; unit-tested on the CPU.
+/// the tile, the cluster, the k-slice of its operands, its Stream-K threshold, its consumers,
+/// stages and epilogue subtiles; and the one function that makes its schedule for a problem,
+/// which the launch runs and lesson 16's cost model estimates (common/schedule/shape_model.hpp).
+/// Host and device; unit-tested on the CPU.
 
 #include <cstdint>
 
@@ -19,6 +20,8 @@ struct KernelShape {
   int slice_k = 64;                 // values of K per k-iteration: a 128-byte row of the operands
   int operand_bytes = 2;            // of one value of A and B: 2 for bf16, 1 for e4m3
   bool pingpong = false;            // two warpgroups take whole tiles in turns (lesson 11)
+  int stages = 4;                   // slices in the shared-memory ring
+  int subtile_columns = 64;         // the width of the epilogue's subtiles (lesson 15)
 };
 
 // The threshold of a configuration that never cuts tiles: a data-parallel schedule.

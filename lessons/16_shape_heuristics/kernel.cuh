@@ -26,6 +26,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -54,24 +55,31 @@ namespace lesson16 {
 using gemm::taught::TmaStoreEpilogue;  // lesson 15's epilogue
 
 // BEGIN TEACHING COPY(shape_model)
-// The costs of the H100 SXM that the model uses, fitted to the oracle sweep of the standard shapes
-// (README; profiles/sweeps/configs_16.csv), for bf16 operands. On any Hopper GPU the lesson takes
-// the DRAM rate from the GPU itself (costs_on_this_gpu), and these for the rest.
+// The costs of the H100 SXM that the model uses, fitted to its oracle sweep (every configuration
+// timed on the standard sweep and the workload set: README; profiles/sweeps/configs_16.csv;
+// `shape_model_report --fit`), for bf16 operands. On any Hopper GPU the lesson takes the DRAM rate
+// from the GPU itself (costs_on_this_gpu), and these for the rest.
 struct MachineCosts {
   double macs_per_ns_per_sm;      // multiply-adds one SM's tensor cores do, at the clock under load
+  double wgmma_extra_columns;     // a wgmma N columns wide takes as long as N + this many would
   double l2_bytes_per_ns_per_sm;  // what one SM's TMA loads read from L2 (a multicast: once)
+  double load_latency_ns;         // a slice's loads, from issue to arrival (stages of them in flight)
   double dram_bytes_per_ns;       // what the whole GPU reads from and writes to DRAM
+  double overlap_power;           // how the main loops and DRAM overlap: the soft maximum's power
   double launch_ns;               // once per launch: the launch, barrier set-up, the first loads
-  double item_ns;                 // per work item: the epilogue and tile switch MMAs do not hide
+  double subtile_ns;              // per epilogue subtile: what the MMAs do not hide
   double stream_k_unit_ns;        // per Stream-K unit: waiting for the tile's other parts
 };
 inline constexpr MachineCosts kH100Costs{
-    .macs_per_ns_per_sm = 2800.0,
-    .l2_bytes_per_ns_per_sm = 58.0,
-    .dram_bytes_per_ns = 2900.0,
-    .launch_ns = 5000.0,
-    .item_ns = 0.0,
-    .stream_k_unit_ns = 8750.0,
+    .macs_per_ns_per_sm = 3260.0,
+    .wgmma_extra_columns = 23.0,
+    .l2_bytes_per_ns_per_sm = 64.0,
+    .load_latency_ns = 1745.0,
+    .dram_bytes_per_ns = 2916.0,
+    .overlap_power = 4.0,
+    .launch_ns = 8050.0,
+    .subtile_ns = 60.0,
+    .stream_k_unit_ns = 6550.0,
 };
 
 // The wave term: the k-iterations of the busiest worker, which sets the time, since a launch ends
@@ -87,27 +95,43 @@ inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
   // END EXERCISE
 }
 
+// The tensor cores' time for one k-iteration of a block's tile. Each wgmma pays a fixed cost to
+// issue and to drain besides its columns' work, as if it were wgmma_extra_columns wider: a narrow
+// tile runs below the tensor cores' full rate (128 columns: 85% of it, 256: 92%).
+inline double tensor_core_ns(const gemm::KernelShape& shape, const MachineCosts& costs) {
+  return double(shape.block_m) * (shape.block_n + costs.wgmma_extra_columns) * shape.slice_k /
+         costs.macs_per_ns_per_sm;
+}
+
 // The time of one k-iteration (a slice of slice_k values of K, a 128-byte row of each operand) of
-// one block, as the README's cost model counts it: what overlaps, and which bytes L2 serves the
-// block when its cluster multicasts.
+// one block, as the README's cost model counts it: what overlaps, which bytes L2 serves the block
+// when its cluster multicasts, and what a ring of few stages waits for.
 inline double iteration_ns(const gemm::KernelShape& shape, const MachineCosts& costs) {
   // BEGIN EXERCISE(iteration_bound, returns, host-check=shape_model): the time of one k-iteration
   //   of a block
-  const double macs = double(shape.block_m) * shape.block_n * shape.slice_k;
+  const double mma_ns = tensor_core_ns(shape, costs);
   const double bytes =
       double(shape.block_m + shape.block_n / shape.cluster_m) * shape.slice_k * shape.operand_bytes;
-  const double mma_ns = macs / costs.macs_per_ns_per_sm;
   const double load_ns = bytes / costs.l2_bytes_per_ns_per_sm;
-  return mma_ns > load_ns ? mma_ns : load_ns;
+  const double slowest = mma_ns > load_ns ? mma_ns : load_ns;
+  const double latency_ns = costs.load_latency_ns / shape.stages;
+  return slowest > latency_ns ? slowest : latency_ns;
   // END EXERCISE
 }
 
 // The estimated time of a configuration on a problem, running the schedule `plan` (its launch's
-// own: gemm::plan_schedule). The main loops and the DRAM traffic overlap: the slower of the busiest
-// worker's k-iterations and the whole problem's bytes sets the pace. What comes after a main loop
-// adds to it: the worker's work items (each ends in an epilogue), its Stream-K units (each waits
-// for the tile's other parts) and the partial sums that the part ending a cut tile reads. A
-// Stream-K plan that cuts few tiles into many parts pays for them even where DRAM bounds the
+// own: gemm::plan_schedule).
+//   - The main loops and the DRAM traffic overlap: the busiest worker's k-iterations and the whole
+//     problem's bytes stream at once. Not perfectly: where the two take about as long, each waits
+//     for the other now and then. So they meet in a soft maximum, (main^p + dram^p)^(1/p) with p
+//     the overlap power: the longer of the two where they differ, up to 2^(1/p) times it where
+//     they are equal.
+//   - What comes after a main loop adds to it: the epilogue's subtiles that no MMA hides, the
+//     worker's Stream-K units (each waits for the tile's other parts) and the partial sums that the
+//     part ending a cut tile reads. Cooperative consumers end every work item with their epilogue,
+//     all warpgroups at once, each storing its 64 rows; ping-pong consumers store a tile while the
+//     other warpgroup runs its MMAs, so only the last tile's epilogue shows.
+// A Stream-K plan that cuts few tiles into many parts pays for them even where DRAM bounds the
 // product, as in a decode step.
 inline double estimate_ns(const gemm::KernelShape& shape, const gemm::StreamKPlan& plan,
                           const gemm::GemmProblem& p, const MachineCosts& costs) {
@@ -122,20 +146,42 @@ inline double estimate_ns(const gemm::KernelShape& shape, const gemm::StreamKPla
   const double dram_bytes = double(p.m * p.k + p.n * p.k) * shape.operand_bytes +
                             double(p.m * p.n) * sizeof(gemm::bf16);
   const double dram_ns = dram_bytes / costs.dram_bytes_per_ns;
-  const double streaming_ns = main_loop_ns > dram_ns ? main_loop_ns : dram_ns;
-  return costs.launch_ns + streaming_ns + double(items) * costs.item_ns +
+  const double streaming_ns = std::pow(std::pow(main_loop_ns, costs.overlap_power) +
+                                           std::pow(dram_ns, costs.overlap_power),
+                                       1.0 / costs.overlap_power);
+  const int64_t exposed_items = shape.pingpong ? (items > 0 ? 1 : 0) : items;
+  const int subtiles_per_warpgroup =
+      (shape.pingpong ? shape.block_m / 64 : 1) * (shape.block_n / shape.subtile_columns);
+  return costs.launch_ns + streaming_ns +
+         double(exposed_items * subtiles_per_warpgroup) * costs.subtile_ns +
          double(stream_k_units) * costs.stream_k_unit_ns +
          partial_bytes / costs.l2_bytes_per_ns_per_sm;
 }
 
-// The configuration with the smallest estimate, the first of equal ones: shapes[i] runs plans[i].
+// Of two configurations whose estimates are equal (the same tile on the same schedule, say), the
+// better one: the one whose plan cuts no tile (no fixups, no workspace, and a launch that need not
+// wait for every cluster to be resident), then the one whose scheduler never cuts tiles (its
+// producer keeps fewer registers), then the larger tile (fewer bytes loaded per multiply-add); the
+// table's order only between configurations that differ in nothing the model sees.
+inline bool breaks_tie_before(const gemm::KernelShape& a, const gemm::StreamKPlan& a_plan,
+                              const gemm::KernelShape& b, const gemm::StreamKPlan& b_plan) {
+  if ((a_plan.sk_tiles == 0) != (b_plan.sk_tiles == 0)) return a_plan.sk_tiles == 0;
+  const bool a_never_cuts = a.stream_k_min_iterations == gemm::kNoStreamK;
+  const bool b_never_cuts = b.stream_k_min_iterations == gemm::kNoStreamK;
+  if (a_never_cuts != b_never_cuts) return a_never_cuts;
+  return a.block_m * a.block_n > b.block_m * b.block_n;
+}
+
+// The configuration with the smallest estimate, equal ones ordered by breaks_tie_before: shapes[i]
+// runs plans[i].
 inline int choose_configuration(const gemm::KernelShape* shapes, const gemm::StreamKPlan* plans,
                                 int count, const gemm::GemmProblem& p, const MachineCosts& costs) {
   int best = 0;
   double best_ns = std::numeric_limits<double>::infinity();
   for (int i = 0; i < count; ++i) {
     const double ns = estimate_ns(shapes[i], plans[i], p, costs);
-    if (ns < best_ns) {
+    if (ns < best_ns ||
+        (ns == best_ns && breaks_tie_before(shapes[i], plans[i], shapes[best], plans[best]))) {
       best = i;
       best_ns = ns;
     }
@@ -208,9 +254,7 @@ struct Bf16Configuration {
   }
 };
 
-// A configuration as a table holds it: its name and shape, whether the cost model weighs it, and
-// its host functions. A configuration whose costs are not fitted yet (the model would only guess at
-// what it does better) runs when it is forced (`--config`), and the oracle sweep measures it.
+// A configuration as a table holds it: its name and shape, and its host functions.
 struct ConfigurationEntry {
   gemm::Configuration configuration;
   int64_t (*workers)();  // the clusters of it that the GPU holds at once
@@ -220,14 +264,14 @@ struct ConfigurationEntry {
   size_t (*workspace_flag_bytes)(const gemm::StreamKPlan& schedule);
 };
 template <class C>
-constexpr ConfigurationEntry configuration_entry(const char* name, bool weighed = true) {
-  return {{name, C::shape(), weighed}, &C::Plain::workers, &C::launch, &C::Plain::workspace_bytes,
+constexpr ConfigurationEntry configuration_entry(const char* name) {
+  return {{name, C::shape()}, &C::Plain::workers, &C::launch, &C::Plain::workspace_bytes,
           &C::Plain::workspace_flag_bytes};
 }
 
-// The plan of a problem among a table's configurations: the configuration `forced`, or of those
-// the model weighs the one with the smallest estimate, each estimated on the very schedule its
-// launch would run on this GPU; and that schedule's workspace.
+// The plan of a problem among a table's configurations: the configuration `forced`, or the one with
+// the smallest estimate, each estimated on the very schedule its launch would run on this GPU;
+// and that schedule's workspace.
 inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
                                    const gemm::GemmProblem& problem, int forced,
                                    const MachineCosts& costs) {
@@ -235,7 +279,7 @@ inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
   std::vector<gemm::KernelShape> shapes;
   std::vector<gemm::StreamKPlan> schedules;
   for (int i = 0; i < count; ++i) {
-    if (forced >= 0 ? i != forced : !entries[i].configuration.weighed) continue;
+    if (forced >= 0 && i != forced) continue;
     candidates.push_back(i);
     shapes.push_back(entries[i].configuration.shape);
     schedules.push_back(gemm::plan_schedule(shapes.back(), problem, entries[i].workers()));
@@ -254,8 +298,8 @@ inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
 // lesson 14's Stream-K rule, or with one that also splits short shares (2 k-iterations per
 // worker). Then ping-pong consumers (lesson 11), and tiles whose epilogue stores 32-column
 // subtiles: half the shared memory of 64-column ones, which buys a fifth stage at 128 x 192 and
-// makes a 160-wide tile possible. The model does not weigh these last five yet: what ping-pong
-// and a fifth stage buy is not in its costs.
+// makes a 160-wide tile possible. The model weighs them all: what ping-pong hides (the epilogue)
+// and what a fifth stage buys (the loads' latency over more slices in flight) are in its costs.
 template <class Launch>
 struct Bf16Configurations {
   using ConsumerKind = gemm::hopper::ConsumerKind;
@@ -278,13 +322,11 @@ struct Bf16Configurations {
       configuration_entry<C<64, 128, 2, kCooperative, 64, 8>>("64x128_c2_sk8"),
       configuration_entry<C<64, 128, 1, kCooperative, 64, 2>>("64x128_c1_sk2"),
       configuration_entry<C<64, 64, 1, kCooperative, 64, 2>>("64x64_c1_sk2"),
-      configuration_entry<C<128, 128, 2, kPingPong, 64, kNever>>("128x128_c2_pp", false),
-      configuration_entry<C<128, 128, 1, kPingPong, 64, kNever>>("128x128_c1_pp", false),
-      configuration_entry<C<64, 256, 2, kPingPong, 64, kNever>>("64x256_c2_pp", false),
-      configuration_entry<C<128, 192, 2, kCooperative, 32, 8>>("128x192_c2_sk8_s32", false),
-      configuration_entry<C<128, 160, 2, kCooperative, 32, 8>>("128x160_c2_sk8_s32", false),
-      configuration_entry<C<128, 144, 2, kCooperative, 16, 8>>("128x144_c2_sk8_s16", false),
-      configuration_entry<C<128, 112, 2, kCooperative, 16, 8>>("128x112_c2_sk8_s16", false),
+      configuration_entry<C<128, 128, 2, kPingPong, 64, kNever>>("128x128_c2_pp"),
+      configuration_entry<C<128, 128, 1, kPingPong, 64, kNever>>("128x128_c1_pp"),
+      configuration_entry<C<64, 256, 2, kPingPong, 64, kNever>>("64x256_c2_pp"),
+      configuration_entry<C<128, 192, 2, kCooperative, 32, 8>>("128x192_c2_sk8_s32"),
+      configuration_entry<C<128, 160, 2, kCooperative, 32, 8>>("128x160_c2_sk8_s32"),
   };
   static constexpr int kCount = int(sizeof(kEntries) / sizeof(kEntries[0]));
 
@@ -323,7 +365,6 @@ static_assert(kStagesOf<128, 256, kCooperative> == 4 && kStagesOf<128, 192, kCoo
 static_assert(kStagesOf<128, 128, kCooperative> == 6 && kStagesOf<64, 256, kCooperative> == 5);
 static_assert(kStagesOf<64, 192, kCooperative> == 6 && kStagesOf<64, 128, kCooperative> == 8);
 static_assert(kStagesOf<128, 192, kCooperative, 32> == 5 && kStagesOf<128, 160, kCooperative, 32> == 5);
-static_assert(kStagesOf<128, 144, kCooperative, 16> == 6 && kStagesOf<128, 112, kCooperative, 16> == 7);
 
 inline constexpr gemm::Lesson kLesson{
     .id = 16,

@@ -1,6 +1,6 @@
 // Lesson 16's cost model (common/schedule/shape_model.hpp): the wave term against a count of every
-// worker's work, the k-iteration's two bounds (for bf16 and e4m3 slices), the DRAM floor, and the
-// choices it must make, each configuration estimated on the schedule its launch runs
+// worker's work, the k-iteration's three bounds (for bf16 and e4m3 slices), the DRAM floor, what
+// ping-pong hides, the rule for equal estimates, and the choices it must make, each configuration estimated on the schedule its launch runs
 // (gemm::plan_schedule, common/schedule/kernel_shape.hpp).
 #include <gtest/gtest.h>
 
@@ -48,17 +48,32 @@ TEST(ShapeModel, AWaveJustPastFullCostsAWholeWave) {
   EXPECT_GE(stream_k, 64);
 }
 
-TEST(ShapeModel, AnIterationIsBoundByTheTensorCoresOrByL2) {
+TEST(ShapeModel, AnIterationIsBoundByTheTensorCoresByL2OrByTheLoadsLatency) {
   const KernelShape wide{128, 256, 2, 8}, alone{128, 256, 1, 8};
-  const double macs = 128.0 * 256 * 64;
-  // The larger of the two bounds, and the multicast halves what a block of a pair loads of B.
+  // The largest of the three bounds, and the multicast halves what a block of a pair loads of B.
   gemm::taught::MachineCosts slow_l2 = kH100Costs;
   slow_l2.l2_bytes_per_ns_per_sm = 1.0;
   EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(wide, slow_l2), (128 + 128) * 64 * 2.0);
   EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(alone, slow_l2), (128 + 256) * 64 * 2.0);
+  // The tensor cores: each wgmma as if wgmma_extra_columns wider.
   gemm::taught::MachineCosts fast_l2 = kH100Costs;
   fast_l2.l2_bytes_per_ns_per_sm = 1e9;
-  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(wide, fast_l2), macs / fast_l2.macs_per_ns_per_sm);
+  fast_l2.load_latency_ns = 0;
+  const double mma_ns = 128.0 * (256 + kH100Costs.wgmma_extra_columns) * 64 /
+                        kH100Costs.macs_per_ns_per_sm;
+  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(wide, fast_l2), mma_ns);
+  EXPECT_DOUBLE_EQ(gemm::taught::tensor_core_ns(wide, kH100Costs), mma_ns);
+  // A narrow tile runs below the full rate: a 64-column tile's MMAs take more than a quarter of
+  // a 256-column tile's.
+  const KernelShape narrow{128, 64, 2, 8};
+  EXPECT_GT(gemm::taught::tensor_core_ns(narrow, kH100Costs), mma_ns / 4);
+  // The latency: a slice's loads take load_latency_ns, and `stages` of them are in flight.
+  gemm::taught::MachineCosts slow_loads = fast_l2;
+  slow_loads.load_latency_ns = 1e6;
+  KernelShape deep = wide;
+  deep.stages = 8;
+  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(wide, slow_loads), 1e6 / 4);
+  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(deep, slow_loads), 1e6 / 8);
 }
 
 // The estimate of a configuration on the schedule its launch runs on `workers` clusters.
@@ -83,8 +98,11 @@ TEST(ShapeModel, AnE4m3SliceIsTwiceTheValuesInTheSameBytes) {
   EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(e4m3, slow_l2), gemm::taught::iteration_ns(bf16, slow_l2));
   gemm::taught::MachineCosts fp8_fast_l2 = kH100Costs;
   fp8_fast_l2.l2_bytes_per_ns_per_sm = 1e9;
+  fp8_fast_l2.load_latency_ns = 0;
   fp8_fast_l2.macs_per_ns_per_sm *= 2;
-  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(e4m3, fp8_fast_l2), 128.0 * 128 * 128 / fp8_fast_l2.macs_per_ns_per_sm);
+  EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(e4m3, fp8_fast_l2),
+                   128.0 * (128 + kH100Costs.wgmma_extra_columns) * 128 /
+                       fp8_fast_l2.macs_per_ns_per_sm);
   // And its schedule counts slices of 128: half the k-iterations of bf16's.
   const GemmProblem p{4096, 4096, 4096};
   EXPECT_EQ(gemm::plan_schedule(e4m3, p, 66).k_iterations, 32);
@@ -122,6 +140,42 @@ TEST(ShapeModel, SmallProblemsTakeNarrowTilesAndLargeOnesWideTiles) {
   EXPECT_EQ(choose(shapes, workers, {1024, 1024, 1024}), 1);
   // 8192^3: both fill the GPU, and the wide tile needs fewer bytes per multiply-add.
   EXPECT_EQ(choose(shapes, workers, {8192, 8192, 8192}), 0);
+}
+
+TEST(ShapeModel, PingPongShowsOnlyItsLastEpilogue) {
+  // 4096^3 in 128 x 128 tiles on 66 clusters: 8 tiles per worker, data-parallel either way. The
+  // cooperative consumers wait for each tile's epilogue; the ping-pong ones for the last one only.
+  KernelShape cooperative{128, 128, 2, gemm::kNoStreamK};
+  KernelShape pingpong = cooperative;
+  pingpong.pingpong = true;
+  const GemmProblem p{4096, 4096, 4096};
+  const StreamKPlan plan = gemm::plan_schedule(cooperative, p, 66);
+  ASSERT_EQ(plan.sk_tiles, 0);
+  const int64_t items = gemm::stream_k_work_count(plan, 0);
+  const double subtile_ns = kH100Costs.subtile_ns;
+  // Cooperative: each warpgroup stores its 64 rows, 2 subtiles, after every one of the items;
+  // ping-pong: a warpgroup stores all 128 rows of its tile, 4 subtiles, and only the last shows.
+  EXPECT_NEAR(estimate(cooperative, p, 66) - estimate(pingpong, p, 66),
+              double(items) * 2 * subtile_ns - 4 * subtile_ns, 1e-6);
+}
+
+TEST(ShapeModel, EqualEstimatesPreferAPlanThatCutsNoTileThenTheLargerTile) {
+  // 16896 x 256 x 4096 on 128 x 256 tiles in clusters of two is 66 cluster tiles, one full wave
+  // of 66 clusters: Stream-K cuts nothing, so the Stream-K and the data-parallel configuration
+  // run the same schedule, and the one that can never cut tiles wins, wherever it stands in the
+  // table.
+  const KernelShape stream_k{128, 256, 2, 8}, data_parallel{128, 256, 2, gemm::kNoStreamK};
+  const GemmProblem p{16896, 256, 4096};
+  ASSERT_EQ(gemm::plan_schedule(stream_k, p, 66).sk_tiles, 0);
+  const KernelShape first_stream_k[] = {stream_k, data_parallel};
+  const KernelShape first_data_parallel[] = {data_parallel, stream_k};
+  const int64_t workers[] = {66, 66};
+  EXPECT_EQ(choose(first_stream_k, workers, p), 1);
+  EXPECT_EQ(choose(first_data_parallel, workers, p), 0);
+  // Two shapes the model cannot tell apart but by their size: the larger tile.
+  EXPECT_TRUE(gemm::taught::breaks_tie_before(
+      KernelShape{128, 256, 2, 8}, gemm::plan_stream_k(10, 66, 64),
+      KernelShape{128, 128, 2, 8}, gemm::plan_stream_k(10, 66, 64)));
 }
 
 }  // namespace

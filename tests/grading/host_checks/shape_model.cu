@@ -6,9 +6,10 @@
 //   - the busiest worker's k-iterations must be the most that any worker of the plan has, counted
 //     item by item from the plan's work lists (common/schedule/stream_k.hpp), over data-parallel
 //     and Stream-K plans, full waves and ragged ones;
-//   - one k-iteration must take the longer of the tensor cores' time for the block's tile and the
-//     time of its loads from L2 (A's rows, and 1 / cluster_m of B's), for tiles and clusters of
-//     either bound, bf16 and e4m3 k-iterations.
+//   - one k-iteration must take the longest of the tensor cores' time for the block's tile
+//     (graded::tensor_core_ns), the time of its loads from L2 (A's rows, and 1 / cluster_m of B's)
+//     and the loads' latency over the stages in flight, for tiles, clusters and rings of each
+//     bound, bf16 and e4m3 k-iterations.
 //
 // The grader compiles it after the submission's kernel.cuh and `namespace graded = ...;`
 // (build.py); it returns 0 when both terms pass, 1 otherwise, and prints what it found.
@@ -51,22 +52,28 @@ int run() {
                                       {128, 64, 1, 2},
                                       {128, 128, 2, gemm::kNoStreamK, 128, 1},
                                       {64, 128, 1, gemm::kNoStreamK, 128, 1}};
-  for (const gemm::KernelShape& shape : shapes)
-    for (double l2 : {1.0, 30.0, 56.0, 1e9}) {
-      graded::MachineCosts costs = graded::kH100Costs;
-      costs.l2_bytes_per_ns_per_sm = l2;
-      const double mma_ns =
-          double(shape.block_m) * shape.block_n * shape.slice_k / costs.macs_per_ns_per_sm;
-      const double load_ns = double(shape.block_m + shape.block_n / shape.cluster_m) *
-                             shape.slice_k * shape.operand_bytes / l2;
-      const double expected = mma_ns > load_ns ? mma_ns : load_ns;
-      const double got = graded::iteration_ns(shape, costs);
-      if (!(std::fabs(got - expected) <= 1e-9 * expected) && failures++ < 10)
-        std::printf("FAIL iteration_ns: tile %d x %d, cluster %d, %d values of %d bytes per "
-                    "k-iteration, %g L2 bytes per ns: %g ns, expected %g\n",
-                    shape.block_m, shape.block_n, shape.cluster_m, shape.slice_k,
-                    shape.operand_bytes, l2, got, expected);
-    }
+  for (gemm::KernelShape shape : shapes)
+    for (int stages : {2, 4, 8})
+      for (double l2 : {1.0, 30.0, 56.0, 1e9})
+        for (double latency : {0.0, 1745.0, 1e6}) {
+          shape.stages = stages;
+          graded::MachineCosts costs = graded::kH100Costs;
+          costs.l2_bytes_per_ns_per_sm = l2;
+          costs.load_latency_ns = latency;
+          const double mma_ns = double(shape.block_m) *
+                                (shape.block_n + costs.wgmma_extra_columns) * shape.slice_k /
+                                costs.macs_per_ns_per_sm;
+          const double load_ns = double(shape.block_m + shape.block_n / shape.cluster_m) *
+                                 shape.slice_k * shape.operand_bytes / l2;
+          const double expected = std::fmax(std::fmax(mma_ns, load_ns), latency / stages);
+          const double got = graded::iteration_ns(shape, costs);
+          if (!(std::fabs(got - expected) <= 1e-9 * expected) && failures++ < 10)
+            std::printf("FAIL iteration_ns: tile %d x %d, cluster %d, %d stages, %d values of %d "
+                        "bytes per k-iteration, %g L2 bytes per ns, %g ns of latency: %g ns, "
+                        "expected %g\n",
+                        shape.block_m, shape.block_n, shape.cluster_m, stages, shape.slice_k,
+                        shape.operand_bytes, l2, latency, got, expected);
+        }
   if (failures == 0) std::printf("PASS the busiest worker and the k-iteration's bound\n");
   return failures == 0 ? 0 : 1;
 }
