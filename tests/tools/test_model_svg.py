@@ -17,8 +17,8 @@ POINTS = """m,n,k,set,configuration,picked,estimate_us,measured_us
 1024,1024,1024,fitted,b,yes,15.0,14.0
 8192,8192,8192,fitted,a,yes,1000.0,1100.0
 """
-README_PICTURE = ("docs/img/model_16_h200.svg", "profiles/sweeps/model_16_h200.csv",
-                  "Lesson 16's estimates against the oracle: NVIDIA H200, 2026-11-27, commit 75a002f")
+README_PICTURE = ("docs/img/model_16_h100.svg", "profiles/sweeps/model_16_h100.csv",
+                  "Lesson 16's estimates against the oracle: NVIDIA H100, 2026-11-28, commit 882054d")
 
 
 class Drawing(unittest.TestCase):
