@@ -45,6 +45,9 @@ struct EpilogueLoader {
   static constexpr uint32_t kSubtileBytes =
       Tile::kSubtileRows * Tile::kSubtileColumns * uint32_t(sizeof(bf16));
   static constexpr uint32_t kBiasBytes = Tile::kBlockN * uint32_t(sizeof(bf16));
+  // A bias slice's place in shared memory: whole 128-byte lines, the alignment a TMA destination
+  // needs, so that the second slice of a 160-wide tile starts at 384 bytes, not at 320.
+  static constexpr int kBiasSliceColumns = (Tile::kBlockN + 63) / 64 * 64;
   using Slot = PipelineState<Tile::kEpilogueBuffers>;
   using BiasSlice = PipelineState<kBiasSlices>;
   // The subtile buffers of the epilogue, which the loader fills with C.
@@ -55,7 +58,7 @@ struct EpilogueLoader {
     WorkQueue<kQueueDepth> queue;
     TmaPipeline<Tile::kEpilogueBuffers> c_slots[Tile::kMathWarpgroups];
     TmaPipeline<kBiasSlices> bias_slots;
-    alignas(128) bf16 bias[kBiasSlices][Tile::kBlockN];
+    alignas(128) bf16 bias[kBiasSlices][kBiasSliceColumns];
   };
 
   // Where a ring stands after `stored` tiles: each tile takes kRowBlocks x kSubtiles C slots of a

@@ -48,6 +48,9 @@ const std::vector<Shape> kShapes = {
     {"deep_k", {64, 128, 8192}},
     {"square_1000", {1000, 1000, 1000}},
     {"fewer_tiles_than_sms", {384, 768, 2048}},
+    // More tiles than the SMs with one k-iteration each: every block of a persistent grid takes
+    // two or three tiles, so the epilogue's rings (the bias slices, C's slots) go round.
+    {"many_tiles_short_k", {2304, 2304, 64}},
     // Wave-quantized (lesson 14 cuts the last wave along K); every tile cut into parts.
     {"wave_quantized_4224", {4224, 4224, 4224}},
     {"every_tile_split", {256, 512, 65536}},
@@ -214,14 +217,15 @@ const std::vector<std::string> kConfigurationShapes = {
     "wave_quantized_4224", "every_tile_split", "few_tiles_long_k", "ragged_all_k_16",
     "k_16", "ragged_k_scale_block"};
 const std::vector<std::pair<std::string, std::string>> kConfigurationEpilogues = {
-    {"all_gelu", "ragged_all"}, {"beta_c", "few_tiles_long_k"}, {"all_silu", "every_tile_split"}};
+    {"all_gelu", "ragged_all"}, {"beta_c", "few_tiles_long_k"}, {"all_silu", "every_tile_split"},
+    {"all_gelu", "many_tiles_short_k"}};
 // Lesson 17 runs lesson 16's configurations with another launch policy (two instructions in the
 // producer thread, common/hopper/launch_policy.hpp): each configuration on a ragged shape, a
 // Stream-K one and a split one, with late inputs (the check of a dependent launch), and fused.
 const std::vector<std::string> kDependentConfigurationShapes = {"ragged_all", "wave_quantized_4224",
                                                                 "every_tile_split"};
 const std::vector<std::pair<std::string, std::string>> kDependentConfigurationEpilogues = {
-    {"all_gelu", "ragged_all"}};
+    {"all_gelu", "ragged_all"}, {"all_gelu", "many_tiles_short_k"}};
 
 // (lesson id, configuration, shape index, epilogue index or -1 for the plain product)
 using ConfigurationParam = std::tuple<int, int, size_t, int>;
