@@ -63,10 +63,11 @@ bench: configure
 	$(PYTHON) profiles/results_table.py $(BUILD)/bench_results.csv --store docs/results
 
 # The configuration tables of the READMEs (tile shapes, stage counts): profiles/sweeps/<group>.csv.
-# GROUPS=stages_08,tiles_11 runs only those; SHAPES=4096,8192x8192x1024 other shapes (S: S^3).
+# GROUPS=stages_08,tiles_11 runs only those; SHAPES=4096,8192x8192x1024 other shapes (S: S^3);
+# QUICK=1 the oracle's shorter protocol (gemm_sweep --quick: the clock warmed once per shape).
 sweep: configure
 	cmake --build $(BUILD) -j $(JOBS) --target gemm_sweep
-	$(BUILD)/profiles/gemm_sweep --out-dir profiles/sweeps --commit $(COMMIT) $(if $(GROUPS),--groups $(GROUPS)) $(if $(SHAPES),--shapes $(SHAPES))
+	$(BUILD)/profiles/gemm_sweep --out-dir profiles/sweeps --commit $(COMMIT) $(if $(GROUPS),--groups $(GROUPS)) $(if $(SHAPES),--shapes $(SHAPES)) $(if $(filter-out 0,$(QUICK)),--quick)
 
 # profiles/diff.py reads the parent from the lesson's kernel.cuh; CODE=1 (not 0): code only.
 diff:
