@@ -33,8 +33,13 @@ all: configure
 	cmake --build $(BUILD) -j $(JOBS)
 	@for id in $(LESSON_IDS); do cp -f $(BUILD)/lessons/lesson$$id ./lesson$$id; done
 
+# nvcc: the one on PATH, else the toolkit's usual place. Without either, configure says in one line
+# what to do instead of CMake's "No CMAKE_CUDA_COMPILER could be found".
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+
 configure:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) > /dev/null
+	@test -n "$(NVCC)" || { echo "make: nvcc not found: install the CUDA 13 toolkit, or put its bin folder on PATH (export PATH=/usr/local/cuda/bin:\$$PATH)" >&2; exit 2; }
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=$(NVCC) $(CMAKE_ARGS) > /dev/null
 
 $(LESSON_TARGETS): lesson%: configure
 	cmake --build $(BUILD) -j $(JOBS) --target lesson$*
@@ -73,8 +78,8 @@ sweep: configure
 diff:
 	@$(PYTHON) profiles/diff.py "$(L)" $(if $(filter-out 0,$(CODE)),--code)
 
-resources:
-	@cmake -S . -B $(BUILD)/resources -DCMAKE_BUILD_TYPE=Release -DGEMM_PTXAS_VERBOSE=ON $(CMAKE_ARGS) > /dev/null
+resources: configure
+	@cmake -S . -B $(BUILD)/resources -DCMAKE_BUILD_TYPE=Release -DGEMM_PTXAS_VERBOSE=ON -DCMAKE_CUDA_COMPILER=$(NVCC) $(CMAKE_ARGS) > /dev/null
 	@cmake --build $(BUILD)/resources -j $(JOBS) --target gemm_common > /dev/null 2>&1
 	@for id in $(LESSON_IDS); do \
 	   find $(BUILD)/resources/lessons -path "*lesson$$id.dir*" -name '*.o' -delete; \

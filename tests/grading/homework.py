@@ -99,11 +99,21 @@ def git(root, *arguments):
     return completed.stdout.decode(errors="replace") if completed.returncode == 0 else None
 
 
+def is_course_checkout(root):
+    """Whether `root` is the top of a git checkout, which the hand-out tool needs (course_files)."""
+    top = git(root, "rev-parse", "--show-toplevel")
+    return top is not None and Path(top.strip()).resolve() == Path(root).resolve()
+
+
+# Why the tests that build hand-outs of this course skip in a copy that is not a clone.
+NOT_A_CHECKOUT_REASON = ("not a git clone of the course (a release archive or an exported copy): "
+                         "the hand-out tool lists the course's files with git")
+
+
 def course_files(root):
     """The files of the course: tracked, or untracked but not ignored (a new lesson in progress).
     NotACheckout unless `root` is the top of a git checkout: the list comes from git."""
-    top = git(root, "rev-parse", "--show-toplevel")
-    if top is None or Path(top.strip()).resolve() != Path(root).resolve():
+    if not is_course_checkout(root):
         raise NotACheckout(f"{root} is not a git checkout of the course: the hand-out is built from "
                            "the files git lists, so run make homework in a clone of the course")
     listing = git(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z")

@@ -21,6 +21,8 @@ import regions  # noqa: E402
 class Handouts(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        if not homework.is_course_checkout(REPOSITORY):
+            raise unittest.SkipTest(homework.NOT_A_CHECKOUT_REASON)
         cls.scratch = tempfile.TemporaryDirectory()
         cls.dist = Path(cls.scratch.name) / "dist"
         cls.folders = lessons.lesson_folders(REPOSITORY)

@@ -33,6 +33,8 @@ class HandoutsBuild(unittest.TestCase):
     def test_each_handout_builds_its_lesson(self):
         if not shutil.which("cmake"):
             self.skipTest("cmake is not installed")
+        if not homework.is_course_checkout(REPOSITORY):
+            self.skipTest(homework.NOT_A_CHECKOUT_REASON)
         folders = lessons.lesson_folders(REPOSITORY)
         with tempfile.TemporaryDirectory() as scratch:
             for number in chosen_lessons(folders):
