@@ -22,6 +22,8 @@
 // exp(-(t / t_best - 1) / 0.1): the model must rank the contenders, and need not know how slow the
 // hopeless ones are. The minimizer is Nelder and Mead's simplex, on the logarithms of the costs
 // (they stay positive), started from the lesson's costs and restarted until it stops improving.
+// It exits with 1 when the lesson's costs are more than 1% worse than the fit (the ctest
+// profiles.model_fit: the costs in the lesson are this oracle's fit).
 //
 // --dram-bytes-per-ns replaces the H100's DRAM rate, as the lesson's costs_on_this_gpu() does on the
 // GPU it runs on (kDramShareReached of the peak the GPU reports: 4188 on the H200), so that an
@@ -335,11 +337,15 @@ gemm::taught::MachineCosts fit_costs(const std::vector<Shape>& shapes, int sms,
   gemm::taught::MachineCosts initial = start;
   FitPoint point;
   for (int i = 0; i < kFitted; ++i) point[i] = std::log(*fitted_cost(initial, i));
+  // Restarts with simplexes of three sizes, a cost changing by a factor of e^0.8 (2.2), e^0.3 and
+  // e^0.1 along each axis: a large one steps out of the flat regions (a cost whose term is the
+  // largest for no configuration moves no estimate), the small ones settle. Until a round of the
+  // three improves the loss by less than a millionth.
   double previous = loss(point);
-  for (int restart = 0; restart < 20; ++restart) {
-    point = minimize(loss, point, 0.2, 1e-9, 4000);
+  for (int round = 0; round < 20; ++round) {
+    for (const double step : {0.8, 0.3, 0.1}) point = minimize(loss, point, step, 1e-9, 4000);
     const double now = loss(point);
-    if (previous - now <= 1e-7 * previous) break;
+    if (previous - now <= 1e-6 * previous) break;
     previous = now;
   }
   return costs_at(start, point);
@@ -429,6 +435,13 @@ int main(int argc, char** argv) {
                 fitted.l2_bytes_per_ns_per_sm, fitted.load_latency_ns, fitted.launch_ns,
                 fitted.subtile_ns, fitted.stream_k_unit_ns);
     report(shapes, sms, fitted);
+    // The lesson's costs must be the fit of the committed oracle (rounded): a model or an oracle
+    // that changed without a refit fails here (the ctest profiles.model_fit).
+    if (fit_loss(shapes, sms, costs) > 1.01 * fit_loss(shapes, sms, fitted)) {
+      std::fprintf(stderr, "shape_model_report: the lesson's costs are not this oracle's fit: "
+                           "put the fitted costs above into kH100Costs\n");
+      return gemm::kExitCheckFailed;
+    }
     return gemm::kExitPass;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "shape_model_report: error: %s\n", error.what());
