@@ -48,6 +48,7 @@
 
 #include "common/cli.hpp"
 #include "common/shape_sets.hpp"
+#include "common/timing.hpp"
 #include "common/schedule/kernel_shape.hpp"
 #include "common/schedule/shape_model.hpp"
 #include "lessons/registry.hpp"
@@ -62,15 +63,12 @@ struct Shape {
   std::map<std::string, double> ratio;  // configuration -> paired ratio to cuBLAS
   std::map<std::string, double> median_ms;  // configuration -> its median time
   std::vector<double> reference_ms;         // cuBLAS's median time in each configuration's run
+  double reference_median_ms = 0;           // ... and the median of those
 
-  // A configuration's time with the clock of its run cancelled: the shape's cuBLAS time (the
-  // median over the runs) over the configuration's paired ratio.
+  // A configuration's time with the clock of its run cancelled: the shape's cuBLAS time over the
+  // configuration's paired ratio.
   double clock_free_ms(const std::string& configuration) const {
-    std::vector<double> sorted = reference_ms;
-    std::sort(sorted.begin(), sorted.end());
-    const size_t n = sorted.size();
-    const double reference = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    return reference / ratio.at(configuration);
+    return reference_median_ms / ratio.at(configuration);
   }
 };
 
@@ -127,7 +125,7 @@ std::vector<Shape> read_oracle(const std::string& path) {
     for (Shape& known : shapes)
       if (same_shape(known.problem, problem)) shape = &known;
     if (!shape) {
-      shapes.push_back(Shape{problem, false, {}, {}, {}});
+      shapes.push_back(Shape{problem, false, {}, {}, {}, 0});
       shape = &shapes.back();
       for (const auto* set : {&gemm::standard_sweep(), &gemm::workload_set()})
         for (const GemmProblem& fitted : *set)
@@ -137,6 +135,8 @@ std::vector<Shape> read_oracle(const std::string& path) {
     shape->median_ms[name] = std::stod(cells[column["lesson_median_ms"]]);
     shape->reference_ms.push_back(std::stod(cells[column["reference_median_ms"]]));
   }
+  for (Shape& shape : shapes)
+    shape.reference_median_ms = gemm::summarize_samples(shape.reference_ms).median_ms;
   return shapes;
 }
 
@@ -173,6 +173,27 @@ int pick(const GemmProblem& problem, int sms, const gemm::taught::MachineCosts& 
   return pick(all_candidates(problem, sms), problem, costs);
 }
 
+// The configurations of the table that the oracle timed at a shape, each with the model's estimate
+// on its schedule.
+struct Estimate {
+  int configuration;  // an index of lesson 16's configurations
+  const char* name;
+  double estimate_ns;
+};
+std::vector<Estimate> measured_estimates(const Shape& shape, const Candidates& candidates,
+                                         const gemm::taught::MachineCosts& costs) {
+  std::vector<Estimate> estimates;
+  for (size_t c = 0; c < candidates.configurations.size(); ++c) {
+    const int index = candidates.configurations[c];
+    const char* name = gemm::lessons::lesson16().configurations[index].name;
+    if (!shape.ratio.count(name)) continue;
+    estimates.push_back({index, name,
+                         gemm::taught::estimate_ns(candidates.shapes[c], candidates.schedules[c],
+                                                   shape.problem, costs)});
+  }
+  return estimates;
+}
+
 // The model's estimate and the measured time of every configuration the oracle timed, one CSV row
 // each.
 void write_points(const std::vector<Shape>& shapes, int sms, const gemm::taught::MachineCosts& costs,
@@ -180,24 +201,16 @@ void write_points(const std::vector<Shape>& shapes, int sms, const gemm::taught:
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write " + path);
   out << "m,n,k,set,configuration,picked,estimate_us,measured_us\n";
-  const gemm::Lesson& lesson = gemm::lessons::lesson16();
   for (const Shape& shape : shapes) {
     const Candidates candidates = all_candidates(shape.problem, sms);
     const int picked = pick(candidates, shape.problem, costs);
-    for (size_t c = 0; c < candidates.configurations.size(); ++c) {
-      const int index = candidates.configurations[c];
-      const gemm::Configuration& configuration = lesson.configurations[index];
-      const auto measured = shape.median_ms.find(configuration.name);
-      if (measured == shape.median_ms.end()) continue;
-      const double estimate_ns = gemm::taught::estimate_ns(candidates.shapes[c],
-                                                           candidates.schedules[c], shape.problem,
-                                                           costs);
+    for (const Estimate& estimate : measured_estimates(shape, candidates, costs)) {
       char row[256];
       std::snprintf(row, sizeof(row), "%lld,%lld,%lld,%s,%s,%s,%.3f,%.3f\n",
                     (long long)shape.problem.m, (long long)shape.problem.n,
                     (long long)shape.problem.k, shape.fitted ? "fitted" : "held out",
-                    configuration.name, index == picked ? "yes" : "no",
-                    estimate_ns / 1e3, measured->second * 1e3);
+                    estimate.name, estimate.configuration == picked ? "yes" : "no",
+                    estimate.estimate_ns / 1e3, shape.median_ms.at(estimate.name) * 1e3);
       out << row;
     }
   }
@@ -236,18 +249,13 @@ double fit_loss(const std::vector<Shape>& shapes, int sms, const gemm::taught::M
   double weighted = 0, weights = 0;
   for (const Shape& shape : shapes) {
     if (!shape.fitted) continue;
-    const Candidates candidates = all_candidates(shape.problem, sms);
     double best_ms = 1e300;
     for (const auto& [name, ratio] : shape.ratio)
       best_ms = std::min(best_ms, shape.clock_free_ms(name));
-    for (size_t c = 0; c < candidates.configurations.size(); ++c) {
-      const std::string name =
-          gemm::lessons::lesson16().configurations[candidates.configurations[c]].name;
-      if (!shape.ratio.count(name)) continue;
-      const double measured_ms = shape.clock_free_ms(name);
-      const double estimate_ms = gemm::taught::estimate_ns(candidates.shapes[c],
-                                                           candidates.schedules[c], shape.problem,
-                                                           costs) / 1e6;
+    for (const Estimate& estimate :
+         measured_estimates(shape, all_candidates(shape.problem, sms), costs)) {
+      const double measured_ms = shape.clock_free_ms(estimate.name);
+      const double estimate_ms = estimate.estimate_ns / 1e6;
       const double weight = std::exp(-(measured_ms / best_ms - 1) / kCloseness);
       const double error = std::log(estimate_ms / measured_ms);
       weighted += weight * error * error;

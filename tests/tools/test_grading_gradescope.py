@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPOSITORY / "tests" / "grading"))
 sys.path.insert(0, str(GRADESCOPE))
 
 import gpu_host  # noqa: E402  (after the path is set)
+import homework  # noqa: E402
 import make_autograder_zip  # noqa: E402
 import runs  # noqa: E402
 
@@ -223,8 +224,8 @@ class Host(unittest.TestCase):
 
     def test_a_host_not_at_the_handouts_commit_refuses(self):
         # The host compares the hand-out's commit with its own checkout's: it needs a clone.
-        if subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPOSITORY, capture_output=True).returncode:
-            self.skipTest("not a git clone of the course: the host reads its commit with git")
+        if not homework.is_course_checkout(REPOSITORY):
+            self.skipTest(homework.NOT_A_CHECKOUT_REASON)
         code, results = self.request("grade 08 budget=600 commit=0000000")
         self.assertNotEqual(code, 0)
         self.assertIn("but the hand-out was built from 0000000: pin it with", results["output"])
