@@ -121,18 +121,6 @@ __device__ inline void bulk_wait_group_read() {
 #endif
 }
 
-// cp.async.bulk.wait_group N: waits until at most N of this thread's bulk groups are pending,
-// their global writes complete. A kernel's last stores need no wait: they complete before the
-// grid is considered finished.
-template <int N>
-__device__ inline void bulk_wait_group() {
-#if GEMM_PTX_SM90A
-  asm volatile("cp.async.bulk.wait_group %0;" : : "n"(N) : "memory");
-#else
-  __trap();
-#endif
-}
-
 // prefetch.tensormap: brings the 128-byte tensor map into the cache ahead of the first
 // tma_load_2d, so the first load of the kernel does not pay for fetching the map as well.
 // Issue it once, from the thread that will issue the loads, at the start of the kernel.

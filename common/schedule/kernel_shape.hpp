@@ -22,6 +22,7 @@ struct KernelShape {
   bool pingpong = false;            // two warpgroups take whole tiles in turns (lesson 11)
   int stages = 4;                   // slices in the shared-memory ring
   int subtile_columns = 64;         // the width of the epilogue's subtiles (lesson 15)
+  bool split_k = false;  // its schedules cut every tile into equal parts instead (plan_split_k)
 };
 
 // The threshold of a configuration that never cuts tiles: a data-parallel schedule.
@@ -29,13 +30,16 @@ inline constexpr int64_t kNoStreamK = INT64_MAX;
 
 // The schedule of a configuration for a problem on `workers` resident clusters: its cluster tiles
 // (cluster_m tile rows by one tile column each), each of K / slice_k k-iterations, shared out by
-// lesson 14's Stream-K plan (from a worker's last tile to its first).
+// lesson 14's Stream-K plan (from a worker's last tile to its first), or cut by split-K.
 GEMM_HOST_DEVICE constexpr StreamKPlan plan_schedule(const KernelShape& shape,
                                                      const GemmProblem& p, int64_t workers) {
   const int64_t cluster_tiles = ceil_div<int64_t>(p.m, int64_t(shape.block_m) * shape.cluster_m) *
                                 ceil_div<int64_t>(p.n, shape.block_n);
-  return plan_stream_k(cluster_tiles, workers, ceil_div<int64_t>(p.k, shape.slice_k),
-                       /*reverse=*/true, shape.stream_k_min_iterations);
+  const int64_t k_iterations = ceil_div<int64_t>(p.k, shape.slice_k);
+  if (shape.split_k)
+    return plan_split_k(cluster_tiles, workers, k_iterations, shape.stream_k_min_iterations);
+  return plan_stream_k(cluster_tiles, workers, k_iterations, /*reverse=*/true,
+                       shape.stream_k_min_iterations);
 }
 
 }  // namespace gemm

@@ -77,6 +77,33 @@ GEMM_HOST_DEVICE constexpr StreamKPlan plan_stream_k(
   return plan;
 }
 
+// Split-K (lesson 16): every tile cut into the same number of parts along K, one part per worker,
+// for problems whose tiles are fewer than the workers and whose K is long (1024 x 1024 x 16384:
+// 64 tiles of 128 x 128 for 132 SMs). It is a Stream-K plan whose share divides a tile's
+// k-iterations: each worker gets exactly one unit, every tile's parts are equal, and no tile is cut
+// into a sliver of a few iterations (a Stream-K share of 124 cuts 256-iteration tiles into parts of
+// 124, 124 and 8, and the part of 8 costs a whole fixup). The parts: the most for which every worker
+// has one (tiles * parts <= workers), the parts divide the tile's k-iterations, and each part has at
+// least `min_iterations`. Data-parallel when no tile can be cut into two such parts.
+GEMM_HOST_DEVICE constexpr StreamKPlan plan_split_k(int64_t tiles, int64_t workers,
+                                                    int64_t k_iterations,
+                                                    int64_t min_iterations = kStreamKMinIterations) {
+  StreamKPlan plan;
+  plan.tiles = tiles;
+  plan.k_iterations = k_iterations;
+  int64_t parts = 1;
+  for (int64_t cut = 2; tiles * cut <= workers && k_iterations / cut >= min_iterations; ++cut)
+    if (k_iterations % cut == 0) parts = cut;
+  if (parts == 1) {
+    plan.workers = tiles < workers ? tiles : workers;
+    return plan;
+  }
+  plan.workers = tiles * parts;
+  plan.sk_tiles = tiles;
+  plan.share = k_iterations / parts;
+  return plan;
+}
+
 // The range [first, last) of Stream-K iterations (over all sk_tiles tiles, tile t holding
 // t * K .. t * K + K - 1) of a worker.
 GEMM_HOST_DEVICE constexpr int64_t stream_k_begin(const StreamKPlan& plan, int64_t worker) {

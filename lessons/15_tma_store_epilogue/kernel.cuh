@@ -297,9 +297,10 @@ struct TmaStoreEpilogue {
   }
 
   // The end of the epilogue: each storing thread waits until its last TMA stores have read their
-  // buffers: the block's shared memory must outlive them.
+  // buffers: the block's shared memory must outlive them. Their writes to D need no wait: they are
+  // done before the grid counts as finished, and the block leaves its SM sooner.
   __device__ static void tail() {
-    if (threadIdx.x % 128 == 0) gemm::ptx::bulk_wait_group<0>();
+    if (threadIdx.x % 128 == 0) gemm::ptx::bulk_wait_group_read<0>();
   }
 #endif
 };

@@ -219,9 +219,10 @@ inline MachineCosts costs_on_this_gpu() {
 // everything else (gemm::hopper::stages_that_fit), and Stream-K plans that cut tiles when each
 // worker gets at least MinIterations k-iterations (gemm::kNoStreamK: never, and then the
 // data-parallel scheduler, whose producer needs fewer registers). Launch: how it follows the
-// kernel ahead in the stream (lesson 17 passes its own).
+// kernel ahead in the stream (lesson 17 passes its own). SplitK: its plans cut every tile into
+// equal parts of at least MinIterations instead (gemm::plan_split_k), on the same kernel.
 template <int BlockM, int BlockN, int ClusterM, gemm::hopper::ConsumerKind Consumers,
-          int SubtileColumns, int64_t MinIterations, class Launch>
+          int SubtileColumns, int64_t MinIterations, class Launch, bool SplitK = false>
 struct Bf16Configuration {
   using Scheduler = std::conditional_t<MinIterations == gemm::kNoStreamK,
                                        gemm::hopper::DataParallelScheduler,
@@ -242,10 +243,13 @@ struct Bf16Configuration {
   using Plain = gemm::hopper::Configured<KernelOf<gemm::hopper::PlainEpilogue>>;
   static_assert(!Tile::kPingPong || MinIterations == gemm::kNoStreamK,
                 "ping-pong consumers run data-parallel schedules");
+  static_assert(!SplitK || MinIterations != gemm::kNoStreamK,
+                "split-K cuts tiles: it runs on the Stream-K scheduler and its fixup");
 
   static constexpr gemm::KernelShape shape() {
     gemm::KernelShape shape = Plain::kShape;
     shape.stream_k_min_iterations = MinIterations;
+    shape.split_k = SplitK;
     return shape;
   }
   static void launch(const gemm::GemmArgs& args, const gemm::StreamKPlan& schedule,
@@ -298,16 +302,20 @@ inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
 // lesson 14's Stream-K rule, or with one that also splits short shares (2 k-iterations per
 // worker). Then ping-pong consumers (lesson 11), and tiles whose epilogue stores 32-column
 // subtiles: half the shared memory of 64-column ones, which buys a fifth stage at 128 x 192 and
-// makes a 160-wide tile possible. The model weighs them all: what ping-pong hides (the epilogue)
-// and what a fifth stage buys (the loads' latency over more slices in flight) are in its costs.
+// makes a 160-wide tile possible. Last, split-K on tiles that Stream-K also runs: for few tiles
+// with a long K, every tile in equal parts, one per worker (the same kernels: no more to compile).
+// The model weighs them all: what ping-pong hides (the epilogue) and what a fifth stage buys (the
+// loads' latency over more slices in flight) are in its costs.
 template <class Launch>
 struct Bf16Configurations {
   using ConsumerKind = gemm::hopper::ConsumerKind;
   static constexpr ConsumerKind kCooperative = ConsumerKind::cooperative;
   static constexpr ConsumerKind kPingPong = ConsumerKind::pingpong;
   static constexpr int64_t kNever = gemm::kNoStreamK;
-  template <int M, int N, int ClusterM, ConsumerKind Consumers, int Subtile, int64_t MinIterations>
-  using C = Bf16Configuration<M, N, ClusterM, Consumers, Subtile, MinIterations, Launch>;
+  template <int M, int N, int ClusterM, ConsumerKind Consumers, int Subtile, int64_t MinIterations,
+            bool SplitK = false>
+  using C = Bf16Configuration<M, N, ClusterM, Consumers, Subtile, MinIterations, Launch, SplitK>;
+  static constexpr bool kSplitK = true;
 
   static constexpr ConfigurationEntry kEntries[] = {
       configuration_entry<C<128, 256, 2, kCooperative, 64, 8>>("128x256_c2_sk8"),
@@ -327,6 +335,10 @@ struct Bf16Configurations {
       configuration_entry<C<64, 256, 2, kPingPong, 64, kNever>>("64x256_c2_pp"),
       configuration_entry<C<128, 192, 2, kCooperative, 32, 8>>("128x192_c2_sk8_s32"),
       configuration_entry<C<128, 160, 2, kCooperative, 32, 8>>("128x160_c2_sk8_s32"),
+      configuration_entry<C<128, 256, 2, kCooperative, 64, 8, kSplitK>>("128x256_c2_split8"),
+      configuration_entry<C<128, 128, 2, kCooperative, 64, 8, kSplitK>>("128x128_c2_split8"),
+      configuration_entry<C<64, 128, 2, kCooperative, 64, 8, kSplitK>>("64x128_c2_split8"),
+      configuration_entry<C<64, 64, 1, kCooperative, 64, 8, kSplitK>>("64x64_c1_split8"),
   };
   static constexpr int kCount = int(sizeof(kEntries) / sizeof(kEntries[0]));
 

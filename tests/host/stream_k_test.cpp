@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "common/gemm.hpp"
+#include "common/schedule/kernel_shape.hpp"
 #include "common/schedule/stream_k.hpp"
 
 namespace {
@@ -161,4 +164,54 @@ TEST(StreamK, TheWorkersIterationsAddUpToEveryTilesK) {
     EXPECT_EQ(total, shape.tiles * shape.k_iterations)
         << shape.tiles << " tiles, " << shape.workers << " workers, K " << shape.k_iterations;
   }
+}
+
+// Split-K (lesson 16): a Stream-K plan whose share divides a tile, one unit per worker.
+TEST(SplitK, EveryTileInEqualPartsOnePerWorker) {
+  struct Case {
+    int64_t tiles, workers, k_iterations, parts;  // parts 1: data-parallel
+  };
+  const std::vector<Case> cases = {
+      {32, 66, 256, 2},   // 1024 x 1024 x 16384 in 256 x 128 cluster tiles
+      {16, 66, 256, 4},   // ... in 256 x 256 cluster tiles
+      {64, 132, 64, 2},   // a decode row, 64 x 64 tiles without clusters
+      {4, 66, 96, 12},    // 12 divides 96; 13 to 16 parts would be shorter than 8 iterations
+      {5, 66, 97, 1},     // a prime K: no equal parts
+      {3, 66, 15, 1},     // parts of 8 do not fit in 15
+      {66, 66, 256, 1},   // a whole wave of tiles: nothing to split
+      {40, 66, 1024, 1},  // two parts per tile need 80 workers
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.tiles << " tiles, " << c.workers << " workers, K "
+                                      << c.k_iterations);
+    const StreamKPlan plan = gemm::plan_split_k(c.tiles, c.workers, c.k_iterations);
+    expect_every_iteration_once(plan);
+    if (c.parts == 1) {
+      EXPECT_EQ(plan.sk_tiles, 0);
+      EXPECT_EQ(plan.workers, std::min(c.tiles, c.workers));
+      continue;
+    }
+    EXPECT_EQ(plan.workers, c.tiles * c.parts);
+    EXPECT_LE(plan.workers, c.workers);
+    for (int64_t worker = 0; worker < plan.workers; ++worker) {
+      ASSERT_EQ(gemm::stream_k_work_count(plan, worker), 1);
+      const StreamKWork work = gemm::stream_k_work(plan, worker, 0);
+      EXPECT_EQ(work.units, c.parts);
+      EXPECT_EQ(work.k_end - work.k_begin, c.k_iterations / c.parts);
+      EXPECT_GE(work.k_end - work.k_begin, gemm::kStreamKMinIterations);
+    }
+  }
+}
+
+TEST(SplitK, AConfigurationAsksForItsOwnSchedule) {
+  gemm::KernelShape shape{128, 128, 2, gemm::kStreamKMinIterations};
+  const gemm::GemmProblem problem{1024, 1024, 16384};
+  const StreamKPlan stream_k = gemm::plan_schedule(shape, problem, 66);
+  shape.split_k = true;
+  const StreamKPlan split_k = gemm::plan_schedule(shape, problem, 66);
+  // Stream-K shares 32 tiles of 256 iterations among 66 workers (124 each: tiles in 3 parts);
+  // split-K cuts each tile in two, on 64 workers.
+  EXPECT_EQ(stream_k.share, 124);
+  EXPECT_EQ(split_k.share, 128);
+  EXPECT_EQ(split_k.workers, 64);
 }
