@@ -6,9 +6,8 @@
 //
 //   shape_model_report --csv profiles/sweeps/configs_16.csv [--sms 132]
 //   shape_model_report --csv profiles/sweeps/configs_16.csv --fit
-//   shape_model_report --csv profiles/sweeps/configs_16_h200.csv --dram-bytes-per-ns 4188
-//   shape_model_report --csv profiles/sweeps/configs_16_h200.csv --dram-bytes-per-ns 4188
-//       --points estimates.csv
+//   shape_model_report --csv profiles/sweeps/configs_16_h200.csv --gpu h200 [--fit]
+//   shape_model_report --csv profiles/sweeps/configs_16_h200.csv --gpu h200 --points estimates.csv
 //
 // The shapes of the course's standard sweep and workload set are the ones the model's costs are
 // fitted on; every other shape of the file (the held-out set, common/shape_sets.hpp) is held out,
@@ -25,9 +24,9 @@
 // It exits with 1 when the lesson's costs are more than 1% worse than the fit (the ctest
 // profiles.model_fit: the costs in the lesson are this oracle's fit).
 //
-// --dram-bytes-per-ns replaces the H100's DRAM rate, as the lesson's costs_on_this_gpu() does on the
-// GPU it runs on (kDramShareReached of the peak the GPU reports: 4188 on the H200), so that an
-// oracle swept on another GPU is judged with the picks the lesson makes there.
+// --gpu h100|h200 says which of the lesson's costs the oracle is judged with (kH100Costs, the default,
+// or kH200Costs): those the lesson's costs_on_this_gpu() takes on that GPU. --dram-bytes-per-ns
+// replaces their DRAM rate (what the lesson reads from a GPU of another memory).
 //
 // --points FILE also writes, for every configuration the model weighs at every shape of the oracle,
 // the model's estimate next to the measured median time (profiles/model_svg.py draws them).
@@ -403,6 +402,8 @@ int main(int argc, char** argv) {
   int sms = 132;
   bool fit = false;
   gemm::taught::MachineCosts costs = gemm::taught::kH100Costs;
+  const char* costs_name = "kH100Costs";
+  double dram_bytes_per_ns = 0;  // 0: the chosen costs' own
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string flag = argv[i];
@@ -416,14 +417,20 @@ int main(int argc, char** argv) {
       else if (flag == "--points") points_path = value;
       else if (flag == "--sms") sms = int(gemm::parse_integer(flag, value, 2, 1024));
       else if (flag == "--dram-bytes-per-ns")
-        costs.dram_bytes_per_ns = double(gemm::parse_integer(flag, value, 1, 1000000));
+        dram_bytes_per_ns = double(gemm::parse_integer(flag, value, 1, 1000000));
+      else if (flag == "--gpu") {
+        if (value == "h100") costs = gemm::taught::kH100Costs, costs_name = "kH100Costs";
+        else if (value == "h200") costs = gemm::taught::kH200Costs, costs_name = "kH200Costs";
+        else throw std::invalid_argument("--gpu must be h100 or h200, got '" + value + "'");
+      }
       else throw std::invalid_argument("unknown option '" + flag + "'");
     }
     if (csv_path.empty()) throw std::invalid_argument("--csv FILE is required");
+    if (dram_bytes_per_ns > 0) costs.dram_bytes_per_ns = dram_bytes_per_ns;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "shape_model_report: error: %s\n", error.what());
-    std::fprintf(stderr, "usage: shape_model_report --csv FILE [--sms 132] [--dram-bytes-per-ns B] "
-                         "[--points FILE] [--fit]\n");
+    std::fprintf(stderr, "usage: shape_model_report --csv FILE [--gpu h100|h200] [--sms 132] "
+                         "[--dram-bytes-per-ns B] [--points FILE] [--fit]\n");
     return gemm::kExitBadUsage;
   }
   try {
@@ -447,7 +454,7 @@ int main(int argc, char** argv) {
     // that changed without a refit fails here (the ctest profiles.model_fit).
     if (fit_loss(shapes, sms, costs) > 1.01 * fit_loss(shapes, sms, fitted)) {
       std::fprintf(stderr, "shape_model_report: the lesson's costs are not this oracle's fit: "
-                           "put the fitted costs above into kH100Costs\n");
+                           "put the fitted costs above into %s\n", costs_name);
       return gemm::kExitCheckFailed;
     }
     return gemm::kExitPass;

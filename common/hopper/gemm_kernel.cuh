@@ -54,9 +54,9 @@
 namespace gemm::hopper {
 
 /// A block's first work item and how many it has, worked out while its barriers are set up: a
-/// schedule's arithmetic is 64-bit divisions (a Stream-K item takes about a dozen, a microsecond
-/// in all), and the first item's would otherwise delay the first loads. The later items' arithmetic
-/// runs while the loads of the items before them are in flight.
+/// schedule's arithmetic is divisions (a dozen for a Stream-K item, common/schedule/quotient.hpp),
+/// and the first item's would otherwise delay the first loads. The later items' arithmetic runs
+/// while the loads of the items before them are in flight.
 struct FirstWork {
   int64_t count;
   WorkItem item;

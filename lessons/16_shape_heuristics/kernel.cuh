@@ -55,10 +55,11 @@ namespace lesson16 {
 using gemm::taught::TmaStoreEpilogue;  // lesson 15's epilogue
 
 // BEGIN TEACHING COPY(shape_model)
-// The costs of the H100 SXM that the model uses, fitted to its oracle sweep (every configuration
-// timed on the standard sweep and the workload set: README; profiles/sweeps/configs_16.csv;
-// `shape_model_report --fit`), for bf16 operands. On any Hopper GPU the lesson takes the DRAM rate
-// from the GPU itself (costs_on_this_gpu), and these for the rest.
+// The costs that the model uses, fitted per GPU to its oracle sweep (every configuration timed on
+// the standard sweep and the workload set: README; profiles/sweeps/configs_16*.csv;
+// `shape_model_report --fit`), for bf16 operands. On any Hopper GPU the lesson takes the costs of
+// the GPU whose memory is nearest its own, and the DRAM rate from the GPU itself
+// (costs_on_this_gpu).
 struct MachineCosts {
   double macs_per_ns_per_sm;      // multiply-adds one SM's tensor cores do, at the clock under load
   double wgmma_extra_columns;     // a wgmma N columns wide takes as long as N + this many would
@@ -68,18 +69,31 @@ struct MachineCosts {
   double overlap_power;           // how the main loops and DRAM overlap: the soft maximum's power
   double launch_ns;               // once per launch: the launch, barrier set-up, the first loads
   double subtile_ns;              // per epilogue subtile: what the MMAs do not hide
-  double stream_k_unit_ns;        // per Stream-K unit: waiting for the tile's other parts
+  double stream_k_unit_ns;        // per Stream-K unit and fixup step: waiting for other parts
 };
 inline constexpr MachineCosts kH100Costs{
-    .macs_per_ns_per_sm = 3260.0,
-    .wgmma_extra_columns = 23.0,
-    .l2_bytes_per_ns_per_sm = 64.0,
-    .load_latency_ns = 1745.0,
+    .macs_per_ns_per_sm = 3196.0,
+    .wgmma_extra_columns = 20.6,
+    .l2_bytes_per_ns_per_sm = 74.0,
+    .load_latency_ns = 1946.0,
     .dram_bytes_per_ns = 2916.0,
     .overlap_power = 4.0,
-    .launch_ns = 8050.0,
-    .subtile_ns = 60.0,
-    .stream_k_unit_ns = 6550.0,
+    .launch_ns = 8160.0,
+    .subtile_ns = 149.7,
+    .stream_k_unit_ns = 2495.0,
+};
+// The H200 SXM's, fitted to its own oracle (profiles/sweeps/configs_16_h200.csv): the H100's die
+// with a faster memory, which under the same 700 W cap runs its tensor cores at a lower clock.
+inline constexpr MachineCosts kH200Costs{
+    .macs_per_ns_per_sm = 2969.0,
+    .wgmma_extra_columns = 6.5,
+    .l2_bytes_per_ns_per_sm = 79.1,
+    .load_latency_ns = 1889.0,
+    .dram_bytes_per_ns = 4188.0,
+    .overlap_power = 4.0,
+    .launch_ns = 7585.0,
+    .subtile_ns = 63.1,
+    .stream_k_unit_ns = 2253.0,
 };
 
 // The wave term: the k-iterations of the busiest worker, which sets the time, since a launch ends
@@ -127,8 +141,10 @@ inline double iteration_ns(const gemm::KernelShape& shape, const MachineCosts& c
 //     the overlap power: the longer of the two where they differ, up to 2^(1/p) times it where
 //     they are equal.
 //   - What comes after a main loop adds to it: the epilogue's subtiles that no MMA hides, the
-//     worker's Stream-K units (each waits for the tile's other parts) and the partial sums that the
-//     part ending a cut tile reads. Cooperative consumers end every work item with their epilogue,
+//     worker's Stream-K units (each waits for the tile's other parts), the fixup's steps (a tile's
+//     parts add their sums one after the other: a tile in n parts takes n - 1 steps after the last
+//     part's MMAs, which is why split-K's two equal parts beat Stream-K's three with a sliver) and
+//     the partial sums that the part ending a cut tile reads. Cooperative consumers end every work item with their epilogue,
 //     all warpgroups at once, each storing its 64 rows; ping-pong consumers store a tile while the
 //     other warpgroup runs its MMAs, so only the last tile's epilogue shows.
 // A Stream-K plan that cuts few tiles into many parts pays for them even where DRAM bounds the
@@ -142,6 +158,7 @@ inline double estimate_ns(const gemm::KernelShape& shape, const gemm::StreamKPla
   const int64_t parts =
       plan.sk_tiles == 0 ? 0 : gemm::ceil_div<int64_t>(plan.k_iterations, plan.share);
   const double partial_bytes = double(parts) * shape.block_m * shape.block_n * sizeof(float);
+  const int64_t fixup_steps = parts > 0 ? parts - 1 : 0;
   const double main_loop_ns = double(busiest_worker_iterations(plan)) * iteration_ns(shape, costs);
   const double dram_bytes = double(p.m * p.k + p.n * p.k) * shape.operand_bytes +
                             double(p.m * p.n) * sizeof(gemm::bf16);
@@ -154,7 +171,7 @@ inline double estimate_ns(const gemm::KernelShape& shape, const gemm::StreamKPla
       (shape.pingpong ? shape.block_m / 64 : 1) * (shape.block_n / shape.subtile_columns);
   return costs.launch_ns + streaming_ns +
          double(exposed_items * subtiles_per_warpgroup) * costs.subtile_ns +
-         double(stream_k_units) * costs.stream_k_unit_ns +
+         double(stream_k_units + fixup_steps) * costs.stream_k_unit_ns +
          partial_bytes / costs.l2_bytes_per_ns_per_sm;
 }
 
@@ -190,12 +207,13 @@ inline int choose_configuration(const gemm::KernelShape* shapes, const gemm::Str
 }
 // END TEACHING COPY
 
-// NEW in lesson 16: the costs on the GPU at hand. What the SMs and L2 do per clock is the same on
-// every Hopper GPU; the memory is not (an H200 reads about 1.4 times as fast as an H100). So the
-// DRAM rate comes from the memory clock and bus width that the device reports, times the share of
-// that peak a kernel reaches (kDramShareReached: the H100's fitted 2.9 TB/s of its 3.35; a copy on
-// the H200 reached 4.275 of its 4.814 TB/s, 0.89, docs/hardware.md), and the fitted costs give the
-// rest. Asked once per device.
+// NEW in lesson 16: the costs on the GPU at hand. The H100 and the H200 are one die with two
+// memories (the H200 reads about 1.4 times as fast), and at the same power cap their clocks under
+// load differ too: each has costs fitted to its own oracle. The DRAM rate comes from the memory
+// clock and bus width that the device reports, times the share of that peak a kernel reaches
+// (kDramShareReached: the H100's fitted 2.9 TB/s of its 3.35; a copy on the H200 reached 4.275 of
+// its 4.814 TB/s, 0.89, docs/hardware.md); the other costs are those of the GPU whose DRAM rate is
+// nearest. Asked once per device.
 // BEGIN TEACHING COPY(costs_on_this_gpu)
 inline constexpr double kDramShareReached = 0.87;
 inline MachineCosts costs_on_this_gpu() {
@@ -203,11 +221,14 @@ inline MachineCosts costs_on_this_gpu() {
   const int device = gemm::current_device();
   return costs.get(device, [device] {
     const gemm::DeviceFacts facts = gemm::query_device_facts(device);
-    MachineCosts here = kH100Costs;
-    here.dram_bytes_per_ns = kDramShareReached *
-                             gemm::theoretical_dram_bytes_per_second(facts.memory_clock_khz,
-                                                                     facts.memory_bus_width_bits) /
-                             1e9;
+    const double dram_bytes_per_ns = kDramShareReached *
+                                     gemm::theoretical_dram_bytes_per_second(
+                                         facts.memory_clock_khz, facts.memory_bus_width_bits) /
+                                     1e9;
+    const bool nearer_h200 = std::abs(dram_bytes_per_ns - kH200Costs.dram_bytes_per_ns) <
+                             std::abs(dram_bytes_per_ns - kH100Costs.dram_bytes_per_ns);
+    MachineCosts here = nearer_h200 ? kH200Costs : kH100Costs;
+    here.dram_bytes_per_ns = dram_bytes_per_ns;
     return here;
   });
 }
