@@ -7,7 +7,7 @@
 #                          .md, <model> the GPU's (h100, h200, ...)
 #   make sweep             the READMEs' configuration tables -> profiles/sweeps/<group>.csv
 #   make diff L=08         what lesson 08 adds: its kernel.cuh against its parent's (the
-#                          .parent of its kLesson, usually lesson 07)
+#                          parent its lesson.json names, usually lesson 07)
 #   make diff L=08 CODE=1  the same, code only: no comment-only or blank lines, and the
 #                          lessonNN namespaces count as equal
 #   make resources         registers, shared memory and spills of every lesson kernel
@@ -74,7 +74,7 @@ sweep: configure
 	cmake --build $(BUILD) -j $(JOBS) --target gemm_sweep
 	$(BUILD)/profiles/gemm_sweep --out-dir profiles/sweeps --commit $(COMMIT) $(if $(GROUPS),--groups $(GROUPS)) $(if $(SHAPES),--shapes $(SHAPES)) $(if $(filter-out 0,$(QUICK)),--quick)
 
-# profiles/diff.py reads the parent from the lesson's kernel.cuh; CODE=1 (not 0): code only.
+# profiles/diff.py reads the parent from the lesson's lesson.json; CODE=1 (not 0): code only.
 diff:
 	@$(PYTHON) profiles/diff.py "$(L)" $(if $(filter-out 0,$(CODE)),--code)
 

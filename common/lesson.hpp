@@ -44,14 +44,16 @@ struct LaunchPlan {
   size_t workspace_flag_bytes = 0;  // ... the leading flags every launch leaves zero (Stream-K)
 };
 
-// Everything the harness, the tests, the benchmark and the grader need to know about a lesson.
-// Each lesson defines one of these next to its kernel (lessonNN::kLesson) and lists it in the
-// registry (lessons/registry.cu).
+// Everything the harness, the tests, the benchmark and the grader need to know about a lesson: its
+// entry, gemm::lessons::lessonNN() (lessons/registry.hpp). Its kernel.cuh defines what the kernel
+// offers (lessonNN::kLesson: the launch, the workspace, ...); the lesson's description says the
+// rest (LessonDescription, below), and lessons/CMakeLists.txt writes the two into the entry.
 struct Lesson {
-  int id;             // 1..18
-  int parent;         // the lesson whose kernel this one starts from (`make diff`); 0 for lesson 01
-  const char* slug;   // folder name without the number, e.g. "smem_tiling"
-  const char* title;  // one line: what the lesson adds
+  // Described (LessonDescription): kLesson leaves these four, fused_epilogue and operands unset.
+  int id = 0;                   // 1..18
+  int parent = 0;               // the lesson whose kernel this one starts from; 0 for lesson 01
+  const char* slug = nullptr;   // folder name without the number, e.g. "smem_tiling"
+  const char* title = nullptr;  // one line: what the lesson adds
   // One launch (lessons 01-14). A lesson that plans its launches (plan and launch_planned,
   // below) leaves it null: gemm::launch_planned launches either kind.
   void (*launch)(const GemmArgs& args, cudaStream_t stream);
@@ -69,8 +71,8 @@ struct Lesson {
   // after the lesson's launch: a kernel that forgets the reset fails there, whatever its output.
   // (A lesson with a plan says it in its LaunchPlan instead.)
   size_t (*workspace_flag_bytes)(const GemmProblem& problem) = nullptr;
-  // The lesson computes lesson 15's fused epilogue (alpha, beta * C, bias, activation). Lessons
-  // without it are only ever handed the plain product (Epilogue::is_plain()).
+  // Described: the lesson computes lesson 15's fused epilogue (alpha, beta * C, bias, activation).
+  // Lessons without it are only ever handed the plain product (Epilogue::is_plain()).
   bool fused_epilogue = false;
   // NEW in lesson 15: a lesson of the final kernel decides its launch once per problem (plan;
   // `configuration` >= 0 forces that configuration, -1 lets the lesson choose) and launches on what
@@ -85,10 +87,42 @@ struct Lesson {
   // The lesson's kernel is launched as a dependent of the kernel ahead of it in the stream, and
   // waits for it on the device (lesson 17): the check makes its inputs arrive late (runner.hpp).
   bool waits_for_prerequisite = false;
-  // NEW in lesson 18: the operands the lesson reads; it has a shape contract of its own
+  // Described. NEW in lesson 18: the operands the lesson reads; it has a shape contract of its own
   // (block_scaled_contract_violation) and is checked and timed against references of its kind.
   Operands operands = Operands::bf16;
 };
+
+// What the course says of a lesson without building it, in one place that the build and the tools
+// (the grader, the hand-out tool, `make diff`) all read: the number and slug from the name of its
+// folder, lessons/NN_slug/, and the rest from the folder's lesson.json:
+//   {"parent": 15, "title": "...", "operands": "bf16", "fused_epilogue": true}
+struct LessonDescription {
+  int id;
+  int parent;
+  const char* slug;
+  const char* title;
+  Operands operands;
+  bool fused_epilogue;
+};
+
+// Whether a kernel's kLesson leaves every described field unset, as it must: a field set in two
+// places could disagree (the entries that lessons/CMakeLists.txt writes assert it).
+constexpr bool leaves_description_out(const Lesson& kernel_entry) {
+  return kernel_entry.id == 0 && kernel_entry.parent == 0 && kernel_entry.slug == nullptr &&
+         kernel_entry.title == nullptr && kernel_entry.operands == Operands::bf16 &&
+         !kernel_entry.fused_epilogue;
+}
+
+// A lesson's entry: what its kernel offers (kLesson) with what its description says.
+constexpr Lesson with_description(Lesson kernel_entry, const LessonDescription& description) {
+  kernel_entry.id = description.id;
+  kernel_entry.parent = description.parent;
+  kernel_entry.slug = description.slug;
+  kernel_entry.title = description.title;
+  kernel_entry.operands = description.operands;
+  kernel_entry.fused_epilogue = description.fused_epilogue;
+  return kernel_entry;
+}
 
 // The lesson entry that runs configuration `index` of `lesson` alone (`--config NAME`).
 inline Lesson with_configuration(const Lesson& lesson, int index) {

@@ -3,6 +3,14 @@
 #include <vector>
 
 #include "common/lesson.hpp"
+// Each lesson's entry, gemm::lessons::lessonNN(), declared for every lesson of the course. The
+// one list of the lessons is lessons/CMakeLists.txt's add_lesson calls, from which it writes this
+// header and all_lessons() into the build tree. An entry is defined with its kernels in the one
+// translation unit that compiles them (lessons/CMakeLists.txt writes it too: it includes the
+// lesson's kernel.cuh), so that a program that runs a lesson links its kernels instead of
+// compiling them again. A program calls only the entries of the lessons it links
+// (lessonNN_kernels; gemm_lessons links them all).
+#include "lesson_entries.hpp"
 
 namespace gemm {
 
@@ -11,30 +19,5 @@ const std::vector<Lesson>& all_lessons();
 
 // The lesson with this number, or nullptr.
 const Lesson* find_lesson(int id);
-
-// Each lesson's entry, defined with its kernels in the one translation unit that compiles them
-// (lessons/CMakeLists.txt writes it: it includes the lesson's kernel.cuh), so that a program that
-// runs a lesson links its kernels instead of compiling them again. A program calls only the
-// entries of the lessons it links (lessonNN_kernels; gemm_lessons links them all).
-namespace lessons {
-const Lesson& lesson01();
-const Lesson& lesson02();
-const Lesson& lesson03();
-const Lesson& lesson04();
-const Lesson& lesson05();
-const Lesson& lesson06();
-const Lesson& lesson07();
-const Lesson& lesson08();
-const Lesson& lesson09();
-const Lesson& lesson10();
-const Lesson& lesson11();
-const Lesson& lesson12();
-const Lesson& lesson13();
-const Lesson& lesson14();
-const Lesson& lesson15();
-const Lesson& lesson16();
-const Lesson& lesson17();
-const Lesson& lesson18();
-}  // namespace lessons
 
 }  // namespace gemm

@@ -3,10 +3,10 @@
 
 Usage: diff.py NN [--code] [--lessons DIR]
 
-Every lesson names its parent, the lesson whose kernel it starts from, in the `.parent = P,` field
-of its `inline constexpr gemm::Lesson kLesson{...}`. Usually that is lesson NN - 1, but the course
-may branch (lesson 12 starts from lesson 10 or 11), so the parent is read from the file, never
-guessed from the number.
+Every lesson names its parent, the lesson whose kernel it starts from, in its description
+(`"parent": P` in lessons/NN_slug/lesson.json, profiles/lesson_description.py). Usually that is
+lesson NN - 1, but the course may branch (lesson 12 starts from lesson 10 or 11), so the parent is
+read from the description, never guessed from the number.
 
 Without --code the output is a plain unified diff of the two files. With --code it shows the code
 only: blank lines, comment-only lines (whose text starts with //) and #include lines are left out,
@@ -27,8 +27,8 @@ the parent's teaching copies that the lesson uses from common/ out of the compar
 one line on stderr: the lesson uses the very same code, so they are no change.
 
 Exit status: 0 whether or not the kernels differ; 2, with one line on stderr, for a missing or
-malformed lesson number, a lesson that does not exist, one without a parent, or teaching-copy
-markers that do not pair up.
+malformed lesson number, a lesson that does not exist, one without a parent, a lesson.json missing
+or malformed, or teaching-copy markers that do not pair up.
 """
 import difflib
 import re
@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 from includes import quoted_includes
-from lesson_entry import read_entry
+from lesson_description import DescriptionError, describe
 from teaching_copy import teaching_copies
 
 LESSONS_DIR = Path(__file__).resolve().parents[1] / "lessons"
@@ -73,18 +73,18 @@ def lesson_folder(lessons_dir, number):
     return folders[0]
 
 
-def read_lesson_entry(kernel_path):
-    """(id, parent) from the kLesson entry of a kernel.cuh; a UsageError if it has none."""
-    fields = read_entry(Path(kernel_path).read_text())
-    if not isinstance(fields.get("id"), int) or not isinstance(fields.get("parent"), int):
-        raise UsageError(f"{relative_to_here(kernel_path)}: no kLesson entry with .id and .parent")
-    return fields["id"], fields["parent"]
+def lesson_parent(folder):
+    """The parent of the lesson in `folder`, from its description; a UsageError if that is missing
+    or malformed."""
+    try:
+        return describe(folder)["parent"]
+    except DescriptionError as error:
+        raise UsageError(str(error)) from None
 
 
 def parent_kernel(lessons_dir, number):
     """(parent number, the parent's kernel.cuh) of lesson `number`."""
-    kernel = lesson_folder(lessons_dir, number) / "kernel.cuh"
-    _, parent = read_lesson_entry(kernel)
+    parent = lesson_parent(lesson_folder(lessons_dir, number))
     if parent == 0:
         raise UsageError(f"lesson {number:02d} has no parent: it is where the course starts")
     try:

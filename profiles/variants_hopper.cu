@@ -6,6 +6,7 @@
 #include "lessons/09_warp_specialization/kernel.cuh"
 #include "lessons/10_cooperative/kernel.cuh"
 #include "lessons/11_pingpong/kernel.cuh"
+#include "lessons/registry.hpp"
 
 namespace sweep {
 namespace {
@@ -25,44 +26,49 @@ std::vector<Variant> hopper_variants() {
   return {
       // Stage counts: only the ring's depth changes.
       {"stages_07", "lesson07 stages=2", false,
-       with_launch(lesson07::kLesson, &lesson07::launch_tile<lesson07::TileShape<128, 128, 2>>)},
+       with_launch(gemm::lessons::lesson07(),
+                   &lesson07::launch_tile<lesson07::TileShape<128, 128, 2>>)},
       {"stages_07", "lesson07 stages=3", true,
-       with_launch(lesson07::kLesson, &lesson07::launch_tile<lesson07::TileShape<128, 128, 3>>)},
+       with_launch(gemm::lessons::lesson07(),
+                   &lesson07::launch_tile<lesson07::TileShape<128, 128, 3>>)},
       {"stages_08", "lesson08 stages=2", true,
-       with_launch(lesson08::kLesson, &lesson08::launch_tile<lesson08::TileShape<128, 128, 2>>)},
+       with_launch(gemm::lessons::lesson08(),
+                   &lesson08::launch_tile<lesson08::TileShape<128, 128, 2>>)},
       {"stages_08", "lesson08 stages=3", false,
-       with_launch(lesson08::kLesson, &lesson08::launch_tile<lesson08::TileShape<128, 128, 3>>)},
+       with_launch(gemm::lessons::lesson08(),
+                   &lesson08::launch_tile<lesson08::TileShape<128, 128, 3>>)},
       {"stages_08", "lesson08 stages=4", false,
-       with_launch(lesson08::kLesson, &lesson08::launch_tile<lesson08::TileShape<128, 128, 4>>)},
+       with_launch(gemm::lessons::lesson08(),
+                   &lesson08::launch_tile<lesson08::TileShape<128, 128, 4>>)},
       {"stages_09", "lesson09 stages=2", false,
-       with_launch(lesson09::kLesson, &lesson09::launch_tile<Tile09<2>>)},
+       with_launch(gemm::lessons::lesson09(), &lesson09::launch_tile<Tile09<2>>)},
       {"stages_09", "lesson09 stages=3", false,
-       with_launch(lesson09::kLesson, &lesson09::launch_tile<Tile09<3>>)},
+       with_launch(gemm::lessons::lesson09(), &lesson09::launch_tile<Tile09<3>>)},
       {"stages_09", "lesson09 stages=4", true,
-       with_launch(lesson09::kLesson, &lesson09::launch_tile<Tile09<4>>)},
+       with_launch(gemm::lessons::lesson09(), &lesson09::launch_tile<Tile09<4>>)},
       {"stages_09", "lesson09 stages=5", false,
-       with_launch(lesson09::kLesson, &lesson09::launch_tile<Tile09<5>>)},
+       with_launch(gemm::lessons::lesson09(), &lesson09::launch_tile<Tile09<5>>)},
       {"stages_10", "lesson10 stages=3", false,
-       with_launch(lesson10::kLesson, &lesson10::launch_tile<Tile10<3>>)},
+       with_launch(gemm::lessons::lesson10(), &lesson10::launch_tile<Tile10<3>>)},
       {"stages_10", "lesson10 stages=4", true,
-       with_launch(lesson10::kLesson, &lesson10::launch_tile<Tile10<4>>)},
+       with_launch(gemm::lessons::lesson10(), &lesson10::launch_tile<Tile10<4>>)},
       // Lesson 11: one consumer's tile, 128 x 128 (two m64n128 per k-step) or 64 x 256 (one
       // m64n256), with as many stages as fit.
       {"tiles_11", "lesson11 tile=128x128 stages=6", true,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<Tile11<128, 128, 6>>)},
+       with_launch(gemm::lessons::lesson11(), &lesson11::launch_tile<Tile11<128, 128, 6>>)},
       {"tiles_11", "lesson11 tile=128x128 stages=5", false,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<Tile11<128, 128, 5>>)},
+       with_launch(gemm::lessons::lesson11(), &lesson11::launch_tile<Tile11<128, 128, 5>>)},
       {"tiles_11", "lesson11 tile=64x256 stages=5", false,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<Tile11<64, 256, 5>>)},
+       with_launch(gemm::lessons::lesson11(), &lesson11::launch_tile<Tile11<64, 256, 5>>)},
       {"tiles_11", "lesson11 tile=64x256 stages=4", false,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<Tile11<64, 256, 4>>)},
+       with_launch(gemm::lessons::lesson11(), &lesson11::launch_tile<Tile11<64, 256, 4>>)},
       // Lesson 11: the order of the tiles, the grouped order's band width (1: row-major).
       {"raster_11", "lesson11 group=1", false,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<Default11, 1>)},
+       with_launch(gemm::lessons::lesson11(), &lesson11::launch_tile<Default11, 1>)},
       {"raster_11", "lesson11 group=8", true,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<Default11, 8>)},
+       with_launch(gemm::lessons::lesson11(), &lesson11::launch_tile<Default11, 8>)},
       {"raster_11", "lesson11 group=16", false,
-       with_launch(lesson11::kLesson, &lesson11::launch_tile<Default11, 16>)},
+       with_launch(gemm::lessons::lesson11(), &lesson11::launch_tile<Default11, 16>)},
   };
 }
 

@@ -47,11 +47,10 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
                                                                   args.a, args.b, args.d);
 }
 
+// What the harness needs of the kernel: how to launch it and on which GPUs. The lesson's number,
+// parent and title are in its lesson.json, which lessons/CMakeLists.txt adds to this in the
+// lesson's entry, gemm::lessons::lesson01().
 inline constexpr gemm::Lesson kLesson{
-    .id = 1,
-    .parent = 0,
-    .slug = "naive",
-    .title = "one thread per output element, fp32 accumulation",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm80,

@@ -122,10 +122,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 2,
-    .parent = 1,
-    .slug = "smem_tiling",
-    .title = "shared-memory blocking, coalesced loads, 2D register tiling on CUDA cores",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm80,

@@ -182,10 +182,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 3,
-    .parent = 2,
-    .slug = "tensor_cores",
-    .title = "mma.sync.m16n8k16 on the tensor cores, ldmatrix from plain row-major shared tiles",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm80,

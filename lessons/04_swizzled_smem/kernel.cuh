@@ -180,10 +180,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 4,
-    .parent = 3,
-    .slug = "swizzled_smem",
-    .title = "XOR-swizzled shared tiles: ldmatrix without bank conflicts",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm80,

@@ -213,10 +213,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 5,
-    .parent = 4,
-    .slug = "cp_async_pipeline",
-    .title = "multi-stage cp.async pipeline: global loads overlap the tensor-core work",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm80,

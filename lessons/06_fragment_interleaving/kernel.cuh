@@ -241,10 +241,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 6,
-    .parent = 5,
-    .slug = "fragment_interleaving",
-    .title = "fragment loads interleaved with the MMAs, double-buffered in registers",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm80,

@@ -223,10 +223,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 7,
-    .parent = 6,
-    .slug = "wgmma",
-    .title = "Hopper warpgroup MMA (wgmma) from 128-byte swizzled shared memory",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,

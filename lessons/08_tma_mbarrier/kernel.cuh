@@ -186,10 +186,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 8,
-    .parent = 7,
-    .slug = "tma_mbarrier",
-    .title = "TMA loads into a ring of stages guarded by transaction mbarriers",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,

@@ -196,10 +196,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 9,
-    .parent = 8,
-    .slug = "warp_specialization",
-    .title = "warp specialization: a TMA producer warpgroup, a wgmma consumer warpgroup",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,

@@ -145,10 +145,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 10,
-    .parent = 9,
-    .slug = "cooperative",
-    .title = "cooperative consumers: two warpgroups share one 128 x 256 tile (wgmma m64n256k16)",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,

@@ -217,10 +217,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 11,
-    .parent = 10,
-    .slug = "pingpong",
-    .title = "ping-pong consumers: whole tiles in turns on a persistent grid",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,

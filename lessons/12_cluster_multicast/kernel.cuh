@@ -224,10 +224,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 12,
-    .parent = 10,
-    .slug = "cluster_multicast",
-    .title = "2-block clusters: each block multicasts half of the shared B tile to both",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,

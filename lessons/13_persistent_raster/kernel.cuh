@@ -214,10 +214,6 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 13,
-    .parent = 12,
-    .slug = "persistent_raster",
-    .title = "persistent clusters walking the tiles in grouped order",
     .launch = &launch,
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,

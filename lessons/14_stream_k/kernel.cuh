@@ -293,10 +293,6 @@ inline size_t workspace_flag_bytes(const gemm::GemmProblem& problem) {
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 14,
-    .parent = 13,
-    .slug = "stream_k",
-    .title = "Stream-K: the last wave's tiles cut along K and shared by every cluster",
     .launch = &launch,
     .workspace_bytes = &workspace_bytes,
     .min_arch = gemm::MinArch::sm90a,

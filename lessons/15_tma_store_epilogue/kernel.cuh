@@ -319,17 +319,12 @@ using Kernel = gemm::hopper::Kernel<Tile, gemm::hopper::Bf16Mainloop, TmaStoreEp
 using Configurations = gemm::hopper::OneConfiguration<Kernel, gemm::kStreamKMinIterations>;
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 15,
-    .parent = 14,
-    .slug = "tma_store_epilogue",
-    .title = "stmatrix + TMA-store epilogue, overlapped with the next tile; fused alpha/beta/bias/act",
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     // The workspace starts zeroed, and every launch leaves it so (lesson 14): the harness zeroes
     // it once, when it allocates it.
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
-    .fused_epilogue = true,
     // What a launch runs for a problem, decided once: the Stream-K plan on as many clusters as the
     // GPU holds at once, and the workspace it needs; then the launch on it.
     .plan = &Configurations::plan,

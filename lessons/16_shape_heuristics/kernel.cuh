@@ -400,15 +400,10 @@ static_assert(kStagesOf<64, 192, kCooperative> == 6 && kStagesOf<64, 128, kCoope
 static_assert(kStagesOf<128, 192, kCooperative, 32> == 5 && kStagesOf<128, 160, kCooperative, 32> == 5);
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 16,
-    .parent = 15,
-    .slug = "shape_heuristics",
-    .title = "a cost model picks one of the final kernel's compiled configurations per problem",
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
-    .fused_epilogue = true,
     .plan = &Configurations::plan,
     .launch_planned = &Configurations::launch,
     .configurations = Configurations::kConfigurations.data(),

@@ -68,15 +68,10 @@ struct DependentLaunch {
 using Configurations = gemm::taught::Bf16Configurations<DependentLaunch>;
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 17,
-    .parent = 15,
-    .slug = "dependent_launch",
-    .title = "programmatic dependent launch: the next GEMM starts while the one ahead finishes",
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
-    .fused_epilogue = true,
     .plan = &Configurations::plan,
     .launch_planned = &Configurations::launch,
     .configurations = Configurations::kConfigurations.data(),

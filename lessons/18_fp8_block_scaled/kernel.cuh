@@ -335,17 +335,12 @@ inline void launch_planned(const gemm::GemmArgs& args, const gemm::LaunchPlan& p
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .id = 18,
-    .parent = 15,
-    .slug = "fp8_block_scaled",
-    .title = "e4m3 operands with 1x128 / 128x128 fp32 block scales, promoted every 128 values of K",
     .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     .plan = &plan,
     .launch_planned = &launch_planned,
     .configurations = kConfigurations.data(),
     .configuration_count = kConfigurationCount,
-    .operands = gemm::Operands::e4m3_block_scaled,
 };
 
 }  // namespace lesson18

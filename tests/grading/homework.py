@@ -11,8 +11,9 @@ Writes DIR/homeworkNN/ (default DIR: dist/) and DIR/homeworkNN.tar.gz:
     without the common building blocks that spell out the answer of lesson NN or a later one
     (a `// Taught in lesson MM` line in their first 40 lines, MM >= NN) and whatever includes
     them (a test that includes one is dropped, and its line in a CMakeLists.txt with it);
-  - everything that lists the lessons regenerated to match: lessons/CMakeLists.txt, the registry,
-    the lesson tables of the READMEs and docs, the per-lesson CSV files and reference profiles;
+  - everything that lists the lessons regenerated to match: lessons/CMakeLists.txt (the one list
+    of the lessons, from which the build writes the registry's), the lesson tables of the READMEs
+    and docs, the per-lesson CSV files and reference profiles;
     Markdown links to what the hand-out leaves out become plain text;
   - lesson NN's exercise regions replaced by stubs (regions.cut), its README's solution snippets
     replaced by a placeholder, and a HOMEWORK.md that says what to do, which make targets work,
@@ -196,20 +197,17 @@ def drop_later_lessons_from_csv(text, last):
                                    if not re.match(r"^\d+,", line) or int(line.split(",")[0]) <= last])
 
 
-# The lines that list a lesson, in the files that list them all: its add_lesson(NN ...) call, and
-# its entry in the registry (declared in registry.hpp, listed in registry.cpp).
-LESSON_LISTS = {
-    "lessons/CMakeLists.txt": re.compile(r"^add_lesson\((\d\d) "),
-    "lessons/registry.hpp": re.compile(r"^const Lesson& lesson(\d\d)\(\);\s*$"),
-    "lessons/registry.cpp": re.compile(r"^\s*lessons::lesson(\d\d)\(\),\s*$"),
-}
+# The one list of the lessons: their add_lesson(NN ...) calls, from which the build writes the
+# registry's list (lessons/registry.hpp).
+LESSON_LIST = "lessons/CMakeLists.txt"
+ADD_LESSON = re.compile(r"^add_lesson\((\d\d) ")
 
 
-def regenerate_lesson_lists(text, path, last):
-    """A file of LESSON_LISTS without the lessons after `last`."""
+def drop_later_lessons_from_list(text, last):
+    """lessons/CMakeLists.txt without the add_lesson calls of the lessons after `last`."""
     kept = []
     for line in text.split("\n"):
-        listed = LESSON_LISTS[path].match(line)
+        listed = ADD_LESSON.match(line)
         if not (listed and int(listed[1]) > last):
             kept.append(line)
     return "\n".join(kept)
@@ -629,8 +627,7 @@ def build_handout(root, lesson_id, dist):
     rewrite(lesson.kernel, regions.cut)
     rewrite(f"{lesson.folder}/README.md",
             lambda text: cut_readme_solutions(text, lesson_regions, f"{lesson.folder}/README.md"))
-    for path in LESSON_LISTS:
-        rewrite(path, lambda text, path=path: regenerate_lesson_lists(text, path, lesson_id))
+    rewrite(LESSON_LIST, lambda text: drop_later_lessons_from_list(text, lesson_id))
     if lesson_id < 2:
         rewrite("tests/CMakeLists.txt", drop_executable_tests)
         (target / "tests/host/executable_test.cpp").unlink(missing_ok=True)

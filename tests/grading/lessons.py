@@ -1,8 +1,9 @@
 """The course's lessons as the homework tool and the grader see them.
 
-Each lesson is a folder lessons/NN_slug/ whose kernel.cuh defines `namespace lessonNN` with its
-`inline constexpr gemm::Lesson kLesson{ .id = NN, .slug = "...", .title = "...", ...}` and one
-line that says which instructions its machine code must contain (docs/grading.md):
+Each lesson is a folder lessons/NN_slug/ with its description, lesson.json (its title, the operands
+it reads, whether it computes the fused epilogue: profiles/lesson_description.py, which the build
+reads too), and a kernel.cuh that defines `namespace lessonNN` and has one line that says which
+instructions its machine code must contain (docs/grading.md):
 
     // Graded instruction signature: HGMMA UTMALDG SYNCS.PHASECHK
 
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "profiles"))
-from lesson_entry import read_entry  # noqa: E402  (after the path is set)
+from lesson_description import DescriptionError, describe  # noqa: E402  (after the path is set)
 
 SIGNATURE_LINE = re.compile(r"^// Graded instruction signature:[ \t]*(?P<value>.*?)[ \t]*$", re.MULTILINE)
 MNEMONIC = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*")
@@ -26,12 +27,9 @@ class LessonError(Exception):
     """A lesson folder that does not follow the course's conventions; the message says how."""
 
 
-# A lesson whose entry says `.operands = gemm::Operands::e4m3_block_scaled` (lesson 18) reads e4m3
-# rows of K bytes: its shape contract asks for K % 16 == 0 instead of the course's K % 8 == 0.
-OPERANDS_LINE = re.compile(r"\.operands\s*=\s*gemm::Operands::(?P<kind>\w+)")
-# A lesson whose entry says `.fused_epilogue = true` (lessons 15-17) computes lesson 15's fused
-# epilogue: it is graded with it too (shapes.fused_runs).
-FUSED_EPILOGUE_LINE = re.compile(r"\.fused_epilogue\s*=\s*true\b")
+# A lesson whose description says `"operands": "e4m3_block_scaled"` (lesson 18) reads e4m3 rows of
+# K bytes: its shape contract asks for K % 16 == 0 instead of the course's K % 8 == 0.
+K_MULTIPLE = {"bf16": 8, "e4m3_block_scaled": 16}
 
 
 @dataclasses.dataclass
@@ -42,8 +40,10 @@ class Lesson:
     folder: str            # "lessons/08_tma_mbarrier"
     signature: list        # ["HGMMA", "UTMALDG", "SYNCS.PHASECHK"]; [] for none
     k_multiple: int = 8    # what the lesson's shape contract asks K to be a multiple of
-    operands: str = "bf16"  # gemm::Operands of its entry: bf16, or e4m3_block_scaled (lesson 18)
-    fused_epilogue: bool = False  # computes D = act(alpha * A * B^T + beta * C + bias)
+    operands: str = "bf16"  # gemm::Operands: bf16, or e4m3_block_scaled (lesson 18)
+    # Computes D = act(alpha * A * B^T + beta * C + bias) (lessons 15-17): graded with it too
+    # (shapes.fused_runs).
+    fused_epilogue: bool = False
 
     @property
     def kernel(self):
@@ -70,22 +70,15 @@ def read_signature(text, origin):
 
 
 def read_lesson(folder, root):
+    try:
+        description = describe(folder)
+    except DescriptionError as error:
+        raise LessonError(str(error)) from None
     kernel = folder / "kernel.cuh"
-    origin = str(kernel.relative_to(root))
-    text = kernel.read_text()
-    fields = read_entry(text)
-    if not (isinstance(fields.get("id"), int) and isinstance(fields.get("slug"), str)
-            and isinstance(fields.get("title"), str)):
-        raise LessonError(f"{origin}: no kLesson entry with .id, .slug and .title")
-    lesson_id = fields["id"]
-    if folder.name != f"{lesson_id:02d}_{fields['slug']}":
-        raise LessonError(f"{origin}: the folder should be lessons/{lesson_id:02d}_{fields['slug']}")
-    operands_line = OPERANDS_LINE.search(text)
-    operands = operands_line["kind"] if operands_line else "bf16"
-    k_multiple = 16 if operands == "e4m3_block_scaled" else 8
-    return Lesson(lesson_id, fields["slug"], fields["title"], str(folder.relative_to(root)),
-                  read_signature(text, origin), k_multiple, operands,
-                  bool(FUSED_EPILOGUE_LINE.search(text)))
+    signature = read_signature(kernel.read_text(), str(kernel.relative_to(root)))
+    return Lesson(description["id"], description["slug"], description["title"],
+                  str(folder.relative_to(root)), signature, K_MULTIPLE[description["operands"]],
+                  description["operands"], description["fused_epilogue"])
 
 
 def lesson_folders(root):

@@ -23,7 +23,7 @@ PART_TITLES = {"public": "public correctness", "hidden": "hidden correctness",
 # Performance: full points from this fraction of the course's solution's speed, linear below.
 FULL_POINTS_RATIO = 0.9
 # The physical limit: a Hopper SXM GPU's dense tensor throughput at its highest clock (the H100
-# SXM and the H200 SXM alike), for the lesson's operands (its registry entry's gemm::Operands).
+# SXM and the H200 SXM alike), for the lesson's operands (its lesson.json's "operands").
 # 132 SMs (the SXM parts; the JSON's sm_count when the report has it) x FLOP per clock per SM x
 # 1.98 GHz: bf16, 4 tensor cores x 512 FMA = 4096 FLOP, 1070 TFLOP/s; e4m3, twice that, 2141
 # TFLOP/s (lesson 18's block scales add work, never speed). A run faster than that did not compute

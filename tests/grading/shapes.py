@@ -11,10 +11,10 @@ whose contract asks more of K (lesson 18: K % 16 == 0) gets the public shapes th
 hidden shapes drawn to meet it.
 
 Fused epilogue: a lesson that computes lesson 15's D = act(alpha * A * B^T + beta * C + bias)
-(its entry says `.fused_epilogue = true`) is also graded with it: public runs that pair cases of the
-GPU test's kEpilogues with public shapes (FUSED_PUBLIC), and one hidden run per hidden category,
-at that category's first shape, whose alpha, beta and activation the secret draws (C and the bias
-always read, so that each of them, and the order of the operations, counts).
+(its lesson.json says `"fused_epilogue": true`) is also graded with it: public runs that pair
+cases of the GPU test's kEpilogues with public shapes (FUSED_PUBLIC), and one hidden run per hidden
+category, at that category's first shape, whose alpha, beta and activation the secret draws (C and
+the bias always read, so that each of them, and the order of the operations, counts).
 """
 import dataclasses
 import hashlib

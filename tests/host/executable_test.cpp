@@ -167,6 +167,41 @@ TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
   EXPECT_EQ(gemm::find_lesson(0), nullptr);
 }
 
+// An entry is its kernel's kLesson with the lesson's description (lessons/CMakeLists.txt writes
+// both into it): the described fields come from lesson.json, the others from the kernel, and a
+// kLesson that sets a described field is refused (leaves_description_out, asserted by each entry).
+TEST(Registry, AnEntryIsTheKernelsPartWithTheDescription) {
+  constexpr gemm::Lesson kernel_entry{.launch = nullptr,
+                                      .workspace_bytes = nullptr,
+                                      .min_arch = gemm::MinArch::sm90a,
+                                      .zeroed_workspace = true};
+  static_assert(gemm::leaves_description_out(kernel_entry));
+  constexpr gemm::Lesson entry = gemm::with_description(
+      kernel_entry, {.id = 7,
+                     .parent = 6,
+                     .slug = "seventh",
+                     .title = "a title",
+                     .operands = gemm::Operands::e4m3_block_scaled,
+                     .fused_epilogue = true});
+  EXPECT_EQ(entry.id, 7);
+  EXPECT_EQ(entry.parent, 6);
+  EXPECT_STREQ(entry.slug, "seventh");
+  EXPECT_STREQ(entry.title, "a title");
+  EXPECT_EQ(entry.operands, gemm::Operands::e4m3_block_scaled);
+  EXPECT_TRUE(entry.fused_epilogue);
+  EXPECT_EQ(entry.min_arch, gemm::MinArch::sm90a);
+  EXPECT_TRUE(entry.zeroed_workspace);
+  EXPECT_FALSE(gemm::leaves_description_out(entry));
+  gemm::Lesson sets_a_title = kernel_entry;
+  sets_a_title.title = "a title of its own";
+  EXPECT_FALSE(gemm::leaves_description_out(sets_a_title));
+  for (const gemm::Lesson& lesson : gemm::all_lessons()) {
+    ASSERT_NE(lesson.slug, nullptr) << gemm::lesson_name(lesson);
+    ASSERT_NE(lesson.title, nullptr) << gemm::lesson_name(lesson);
+    EXPECT_GT(std::string(lesson.title).size(), 0u) << gemm::lesson_name(lesson);
+  }
+}
+
 // The check launches a lesson on other inputs first wherever a kernel could get the checked
 // launch right by chance: a workspace zeroed once, which a fixup that forgets to reset its flags
 // leaves stale, passes on the same inputs (the stale partial sums are the right ones); and a kernel

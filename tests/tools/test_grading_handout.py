@@ -2,7 +2,8 @@
 (tests/tools/fixtures/grading/fake_course/), in seconds and without a compiler: the common building
 block that spells out lesson 02's answer (`// Taught in lesson 02`) and everything that includes
 it, links to what a hand-out leaves out, the make targets HOMEWORK.md lists, the leak check over
-the whole hand-out, the commit the hand-out records, and a course that is not a git checkout.
+the whole hand-out, the commit the hand-out records, the list of lessons and their descriptions,
+and a course that is not a git checkout.
 (tests/tools/test_homework.py builds the real course's hand-outs and compiles them.)"""
 import contextlib
 import io
@@ -169,6 +170,28 @@ class Record(FakeCourse):
         self.assertEqual(len(stderr.getvalue().strip().split("\n")), 1, stderr.getvalue())
         self.assertIn("not a git checkout", stderr.getvalue())
         self.assertFalse((self.course / "dist").exists())
+
+
+class LessonList(FakeCourse):
+    def test_the_handout_lists_the_lessons_up_to_its_own(self):
+        # The one list of the lessons (the build writes the registry's from it) loses the later
+        # lessons; the lessons kept keep their descriptions.
+        folder, _ = self.handout(2)
+        self.assertEqual((folder / "lessons" / "CMakeLists.txt").read_text(),
+                         "add_lesson(01 first)\nadd_lesson(02 second)\n")
+        for kept in ("01_first", "02_second"):
+            self.assertTrue((folder / "lessons" / kept / "lesson.json").is_file(), kept)
+
+    def test_a_broken_description_is_one_line_and_exit_2(self):
+        (self.course / "lessons" / "02_second" / "lesson.json").write_text('{"parent": 1}')
+        self.commit()
+        stderr = io.StringIO()
+        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+            status = homework.main(["02"], root=self.course)
+        self.assertEqual(status, 2)
+        self.assertEqual(stderr.getvalue(), "homework: lessons/02_second/lesson.json: no field "
+                                            "'title' (the fields: parent, title, operands, "
+                                            "fused_epilogue)\n")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 list of lesson numbers; all lessons without it) is configured with CMake, and what the hand-out
 changes is compiled through the course's compile rule (its flags and ptxas guard): the lesson's
 kernels with its stubs (the lesson's one kernel translation unit, lessons/CMakeLists.txt), its
-main.cu, and the registry of its lessons. The harness and the earlier lessons' kernels are the
+main.cu, and the registry of its lessons (the list that the build writes from the hand-out's
+add_lesson calls). The harness and the earlier lessons' kernels are the
 course's own, identical in every hand-out: the course's build compiles them. ctest runs a few
 lessons per test (tests/tools/CMakeLists.txt), so that no test runs long on two cores. It needs
 nvcc, not a GPU.
@@ -47,7 +48,8 @@ class HandoutsBuild(unittest.TestCase):
                     self.assertEqual(configure.returncode, 0,
                                      configure.stdout[-2000:] + configure.stderr[-3000:])
                     main = Path(folders[number]).name + "/main.cu.o"
-                    objects = [f"entries/lesson{number:02d}_entry.cu.o", main, "registry.cpp.o"]
+                    objects = [f"entries/lesson{number:02d}_entry.cu.o", main, "registry.cpp.o",
+                               "registry/all_lessons.cpp.o"]
                     compiled = subprocess.run(["make", "-C", build / "lessons", *objects],
                                               capture_output=True, text=True,
                                               timeout=COMPILE_SECONDS)

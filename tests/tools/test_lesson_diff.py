@@ -1,10 +1,12 @@
 """Tests of profiles/diff.py (`make diff L=NN [CODE=1]`) and of the lesson tree it reads.
 
 The tool tests run on small synthetic lesson folders in a temporary directory. The tree tests read
-the real lessons/NN_*/kernel.cuh: every lesson names an existing, earlier parent, and every
+the real lessons/NN_*/: the tool finds every lesson's parent kernel, and every
 `// NEW in lesson XX:` marker in lesson NN's kernel says XX == NN (a marker copied along with an
-earlier lesson's code is stale: in lesson NN it must become a plain comment).
+earlier lesson's code is stale: in lesson NN it must become a plain comment). That each lesson's
+description names an existing, earlier parent is tests/tools/test_lesson_descriptions.py's.
 """
+import json
 import re
 import shutil
 import subprocess
@@ -37,21 +39,22 @@ def stale_markers(text, lesson):
     return [(number, marked) for number, marked in new_markers(text) if marked != lesson]
 
 
-def kernel_text(lesson, parent, body):
-    """A small kernel.cuh of lesson `lesson` with the given parent: namespace, body, kLesson."""
+def kernel_text(lesson, body):
+    """A small kernel.cuh of lesson `lesson`: namespace, body, kLesson (which, as in the course,
+    leaves the lesson's number and parent to its lesson.json)."""
     return (f"// Lesson {lesson:02d}: a synthetic lesson.\n"
             f"namespace lesson{lesson:02d} {{\n"
             + textwrap.dedent(body) +
             "inline constexpr gemm::Lesson kLesson{\n"
-            f"    .id = {lesson},\n"
-            f"    .parent = {parent},\n"
-            "    .slug = \"synthetic\",\n"
+            "    .launch = &launch,\n"
             "};\n"
             f"}}  // namespace lesson{lesson:02d}\n")
 
 
-# What the code view of two synthetic lessons 08 and 09 shows when only their kLesson differs.
-KLESSON_CHANGE = ["-    .id = 8,", "-    .parent = 7,", "+    .id = 9,", "+    .parent = 8,"]
+def describe(folder, parent):
+    """The lesson.json of a synthetic lesson with the given parent."""
+    (folder / "lesson.json").write_text(json.dumps({"parent": parent, "title": "synthetic",
+                                                    "operands": "bf16", "fused_epilogue": False}))
 
 
 def changed_lines(output):
@@ -71,7 +74,8 @@ class LessonTree(unittest.TestCase):
     def add(self, lesson, parent, body, slug="synthetic"):
         folder = self.lessons / f"{lesson:02d}_{slug}"
         folder.mkdir()
-        (folder / "kernel.cuh").write_text(kernel_text(lesson, parent, body))
+        (folder / "kernel.cuh").write_text(kernel_text(lesson, body))
+        describe(folder, parent)
         return folder / "kernel.cuh"
 
     def run_diff(self, *args):
@@ -114,9 +118,8 @@ class ParentLookup(LessonTree):
         self.assertIn("02_synthetic/kernel.cuh", self.run_diff("3").stdout.splitlines()[0])
         self.assertEqual(self.run_diff("3").stdout, self.run_diff("03").stdout)
 
-    def test_the_entry_is_read_from_the_file(self):
-        path = self.lessons / "12_cluster" / "kernel.cuh"
-        self.assertEqual(diff.read_lesson_entry(path), (12, 10))
+    def test_the_parent_is_read_from_the_description(self):
+        self.assertEqual(diff.lesson_parent(self.lessons / "12_cluster"), 10)
         self.assertEqual(diff.parent_kernel(self.lessons, 12),
                          (10, self.lessons / "10_cooperative" / "kernel.cuh"))
 
@@ -143,8 +146,9 @@ class PlainDiff(LessonTree):
         (self.root / "common" / "table.hpp").write_text('#include "common/piece.hpp"\n')
         folder = self.lessons / "16_supplement"
         folder.mkdir()
+        describe(folder, 15)
         (folder / "kernel.cuh").write_text(
-            '#include "common/table.hpp"\n' + kernel_text(16, 15, "int sixteen();\n"))
+            '#include "common/table.hpp"\n' + kernel_text(16, "int sixteen();\n"))
         for args in (("16",), ("16", "--code")):
             result = self.run_diff(*args)
             self.assertEqual(result.returncode, 0, result.stderr)
@@ -153,7 +157,7 @@ class PlainDiff(LessonTree):
             self.assertIn("-int fifteen();", result.stdout)
             self.assertIn("+int sixteen();", result.stdout)
         # Without the include, the copy's removal is a change.
-        (folder / "kernel.cuh").write_text(kernel_text(16, 15, "int sixteen();\n"))
+        (folder / "kernel.cuh").write_text(kernel_text(16, "int sixteen();\n"))
         self.assertIn("-int piece();", self.run_diff("16").stdout)
 
     def test_includes_are_no_code(self):
@@ -165,7 +169,7 @@ class PlainDiff(LessonTree):
     def test_identical_kernels_print_nothing_and_exit_0(self):
         self.add(1, 0, "int x = 1;\n")
         lesson02 = self.add(2, 1, "int x = 1;\n")
-        # Only lesson 02's entry is read (for its parent), so lesson 01 may hold the same text.
+        # Only lesson 02's description is read (for its parent): lesson 01 may hold the same text.
         (self.lessons / "01_synthetic" / "kernel.cuh").write_text(lesson02.read_text())
         for mode in ([], ["--code"]):
             result = self.run_diff("02", *mode)
@@ -193,8 +197,7 @@ class CodeOnly(LessonTree):
             void g() { lesson07::helper(); }
             """)
         result = self.run_diff("09", "--code")
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertEqual(changed_lines(result.stdout), KLESSON_CHANGE)
+        self.assertEqual((result.returncode, result.stdout), (0, ""), result.stderr)
         # The plain diff still shows them.
         self.assertIn("+// NEW in lesson 09: a comment that is new,", self.run_diff("09").stdout)
 
@@ -202,8 +205,9 @@ class CodeOnly(LessonTree):
         self.add(8, 7, self.PARENT + "int h() { return lesson08::value; }\n")
         self.add(9, 8, self.PARENT + "int h() { return lesson09::value; }\n")
         # namespace lesson08 / lesson09, lesson08:: / lesson09:: and the closing
-        # "}  // namespace lessonNN" line all match: only the kLesson fields differ.
-        self.assertEqual(changed_lines(self.run_diff("09", "--code").stdout), KLESSON_CHANGE)
+        # "}  // namespace lessonNN" line all match: no change (the plain diff has them).
+        self.assertEqual(self.run_diff("09", "--code").stdout, "")
+        self.assertIn("+int h() { return lesson09::value; }", self.run_diff("09").stdout)
 
     def test_other_namespaces_and_trailing_comments_are_code(self):
         self.add(8, 7, self.PARENT)
@@ -217,15 +221,17 @@ class CodeOnly(LessonTree):
 
     def test_hunks_show_the_files_own_lines_and_line_numbers(self):
         self.add(8, 7, self.PARENT)
-        self.add(9, 8, "// one\n// two\n// three\n" + self.PARENT)
+        self.add(9, 8, "// one\n// two\n// three\n" + self.PARENT + "int nine();\n")
         lines = self.run_diff("09", "--code").stdout.splitlines()
         self.assertTrue(lines[0].startswith("--- ") and lines[0].endswith("(code only)"), lines[0])
         self.assertTrue(lines[1].startswith("+++ ") and lines[1].endswith("(code only)"), lines[1])
-        # The one hunk (the kLesson fields) starts 3 code lines before the change, at `int f`:
-        # line 6 of lesson 08's file, line 9 of lesson 09's, which has three more comment lines.
-        self.assertEqual(lines[2], "@@ lesson 08 line 6, lesson 09 line 9 @@")
-        self.assertEqual(lines[3], " int f(int a) { return a + x; }  // a trailing comment")
-        self.assertEqual(lines[-1], " }  // namespace lesson09")
+        # The one hunk (int nine) starts 3 code lines before the change, at `int x`: line 4 of
+        # lesson 08's file, line 7 of lesson 09's, which has three more comment lines.
+        self.assertEqual(lines[2], "@@ lesson 08 line 4, lesson 09 line 7 @@")
+        self.assertEqual(lines[3], " int x = 1;")
+        self.assertEqual(lines[4], " int f(int a) { return a + x; }  // a trailing comment")
+        self.assertEqual(changed_lines("\n".join(lines)), ["+int nine();"])
+        self.assertEqual(lines[-1], " };")  # 3 code lines after it
 
     def test_code_lines(self):
         text = "a\n\n  // c\nlesson03::b();  // lesson03\nlesson031 lesson04\n"
@@ -263,11 +269,13 @@ class Errors(LessonTree):
         self.add(5, 4, "int five();\n")
         self.assert_usage_error(self.run_diff("05"), "lesson 05 names parent 04")
 
-    def test_kernel_without_a_lesson_entry(self):
+    def test_lesson_without_a_description(self):
         folder = self.lessons / "03_broken"
         folder.mkdir()
         (folder / "kernel.cuh").write_text("namespace lesson03 {}\n")
-        self.assert_usage_error(self.run_diff("03"), "no kLesson entry")
+        self.assert_usage_error(self.run_diff("03"), "lessons/03_broken/lesson.json is missing")
+        (folder / "lesson.json").write_text('{"parent": 2, "title": "broken"}')
+        self.assert_usage_error(self.run_diff("03"), "lessons/03_broken/lesson.json: no field 'operands'")
 
 
 class RealTree(unittest.TestCase):
@@ -278,15 +286,15 @@ class RealTree(unittest.TestCase):
                         for path in sorted(LESSONS.glob("[0-9][0-9]_*/kernel.cuh"))}
         self.assertIn(1, self.kernels)
 
-    def test_each_lesson_names_itself_and_an_earlier_existing_parent(self):
+    def test_the_tool_finds_each_lessons_parent_kernel(self):
         for lesson, path in self.kernels.items():
             with self.subTest(lesson=lesson):
-                lesson_id, parent = diff.read_lesson_entry(path)
-                self.assertEqual(lesson_id, lesson, f"{path}: .id does not match the folder")
                 if lesson == 1:
-                    self.assertEqual(parent, 0, f"{path}: lesson 01 starts the course")
+                    with self.assertRaisesRegex(diff.UsageError, "lesson 01 has no parent"):
+                        diff.parent_kernel(LESSONS, lesson)
                     continue
-                self.assertIn(parent, self.kernels, f"{path}: parent {parent} does not exist")
+                parent, parent_path = diff.parent_kernel(LESSONS, lesson)
+                self.assertEqual(parent_path, self.kernels[parent])
                 self.assertLess(parent, lesson, f"{path}: the parent must be an earlier lesson")
 
     def test_every_new_marker_names_its_own_lesson(self):
