@@ -16,8 +16,7 @@
 ///
 /// The kernel body below names the roles and calls the pieces. A block is one producer warpgroup
 /// and Tile::kMathWarpgroups math warpgroups:
-///   - thread 0 sets up every barrier while thread 64 works out the block's first work item; a
-///     cluster barrier makes both visible to both blocks;
+///   - thread 0 sets up every barrier; a cluster barrier makes them visible to both blocks;
 ///   - the producer warpgroup gives registers back (setmaxnreg, lesson 09); its thread 0 posts each
 ///     work item to the math warpgroups and the epilogue, and loads the item's slices (lessons
 ///     12-14); its thread 32 is the epilogue's loader (C and the bias, lesson 15);
@@ -40,7 +39,6 @@
 #include "common/hopper/stream_k_workspace.hpp"
 #include "common/hopper/tile_scheduler.hpp"
 #include "common/hopper/tile_shape.hpp"
-#include "common/hopper/work_item.hpp"
 #include "common/hopper/work_queue.hpp"
 #include "common/launch.hpp"
 #include "common/lesson.hpp"
@@ -52,15 +50,6 @@
 #include "common/shared_memory.hpp"
 
 namespace gemm::hopper {
-
-/// A block's first work item and how many it has, worked out while its barriers are set up: a
-/// schedule's arithmetic is divisions (a dozen for a Stream-K item, common/schedule/quotient.hpp),
-/// and the first item's would otherwise delay the first loads. The later items' arithmetic runs
-/// while the loads of the items before them are in flight.
-struct FirstWork {
-  int64_t count;
-  WorkItem item;
-};
 
 /// One kernel: the pieces, the shared memory they share and the parameters of a launch.
 template <class Tile_, class Mainloop_, class Epilogue_, class Scheduler_ = StreamKScheduler,
@@ -91,7 +80,6 @@ struct Kernel {
     WorkQueue<kWorkQueueDepth> queue;           // lesson 13
     ConsumerTurns turns;                        // ping-pong's ordered barrier (lesson 11)
     typename Epilogue::SharedStorage epilogue;  // the epilogue loader's (lesson 15)
-    FirstWork first_work;                       // worked out during the set-up (below)
   };
   static constexpr int kSharedBytes = int(sizeof(SharedStorage) + kSharedAlignment);
 
@@ -116,30 +104,16 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
   auto& shared = aligned_shared_storage<typename K::SharedStorage>(shared_memory);
 
   const int warpgroup = threadIdx.x / 128;
-  // Cluster c of the persistent grid is worker c of the schedule; both blocks of a cluster walk
-  // the same work items, each its own tile row of every cluster tile. (Made where it is used: the
-  // math warpgroups have no register to spare for it.)
-  const auto work_items = [&] {
-    return K::Scheduler::template work_items<Tile>(params.schedule, ptx::cluster_id_x(),
-                                                   ptx::cluster_cta_rank());
-  };
 
   // Thread 0 sets up the barriers (lessons 09-15): the queue's are released by every math warp,
-  // a stage by the warps of the warpgroups that share its tile. Meanwhile thread 64 (a warp of the
-  // producer warpgroup that has nothing else to do yet) works out the first work item. The cluster
-  // barrier makes both visible to both blocks (the pipeline's init fences the barriers for the
-  // async proxy; the barrier's release and acquire order thread 64's stores before thread 0's
-  // reads).
+  // a stage by the warps of the warpgroups that share its tile. The cluster barrier makes them
+  // visible to both blocks (the pipeline's init fences them for the async proxy).
   if (threadIdx.x == 0) {
     Mainloop::prefetch(params.mainloop);
     shared.queue.init(/*consumer_warps=*/Tile::kMathWarpgroups * 4);
     if constexpr (Tile::kPingPong) shared.turns.init();
     Epilogue::init(shared.epilogue, params.epilogue);
     shared.pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
-  } else if (threadIdx.x == 64) {
-    const auto schedule = work_items();
-    const int64_t count = schedule.count();
-    shared.first_work = {count, count > 0 ? schedule.item(0) : WorkItem{}};
   }
   ptx::cluster_sync();
 
@@ -147,13 +121,15 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
     // ---- Producer warpgroup: registers down; one thread posts every work item and loads it. ----
     ptx::setmaxnreg_dec<K::kProducerRegisters>();
     if (threadIdx.x == 0) {
+      // Cluster c of the persistent grid is worker c of the schedule; both blocks of a cluster
+      // walk the same work items, each its own tile row of every cluster tile.
       const uint32_t rank = ptx::cluster_cta_rank();
-      const auto schedule = work_items();
+      const auto schedule = K::Scheduler::template work_items<Tile>(params.schedule,
+                                                                    ptx::cluster_id_x(), rank);
       K::Launch::before_first_load();
       auto write_state = PipelineState<Tile::kStages>::producer_start();
-      const int64_t count = shared.first_work.count;
-      for (int64_t i = 0; i < count; ++i) {
-        const WorkItem item = i == 0 ? shared.first_work.item : schedule.item(i);
+      for (int64_t i = 0; i < schedule.count(); ++i) {
+        const WorkItem item = schedule.item(i);
         // To the math warpgroups and the epilogue alike: the two queues move in step, and their
         // states follow from the position (the producer has no register to spare for another).
         shared.queue.post_at(i, item);
@@ -162,8 +138,8 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
                                       write_state);
       }
       K::Launch::after_last_load();
-      shared.queue.post_at(count, WorkItem{});  // no slices: the end of the work
-      Epilogue::post(shared.epilogue, count, WorkItem{});
+      shared.queue.post_at(schedule.count(), WorkItem{});  // no slices: the end of the work
+      Epilogue::post(shared.epilogue, schedule.count(), WorkItem{});
       taught::producer_tail(shared.pipeline, write_state);  // lesson 12: before this block exits
     } else if (threadIdx.x == Epilogue::Loader::kThread) {
       Epilogue::load_inputs(shared.epilogue, shared.epilogue_buffers, params.epilogue);

@@ -16,7 +16,6 @@
 #include <cstdint>
 
 #include "common/host_device.hpp"
-#include "common/schedule/quotient.hpp"
 
 namespace gemm {
 
@@ -28,7 +27,7 @@ GEMM_HOST_DEVICE constexpr int64_t persistent_tile(int64_t cta, int64_t grid, in
 // How many tiles `cta` computes: the iterations whose tile is below `tiles`. CTAs beyond the
 // tile count (a grid larger than the problem) compute none.
 GEMM_HOST_DEVICE constexpr int64_t persistent_tile_count(int64_t cta, int64_t grid, int64_t tiles) {
-  return cta < tiles ? quotient(tiles - cta + grid - 1, grid) : 0;
+  return cta < tiles ? (tiles - cta + grid - 1) / grid : 0;
 }
 
 // Ping-pong (lesson 11): the two consumer warpgroups of a CTA alternate its tiles; consumer

@@ -23,7 +23,6 @@
 
 #include "common/host_device.hpp"
 #include "common/schedule/persistent.hpp"  // TileCoordinates
-#include "common/schedule/quotient.hpp"
 
 namespace gemm {
 
@@ -33,12 +32,12 @@ GEMM_HOST_DEVICE constexpr TileCoordinates grouped_tile(int64_t index, int64_t t
   const bool m_is_short = tiles_m <= tiles_n;
   const int64_t tiles_short = m_is_short ? tiles_m : tiles_n;
   const int64_t tiles_long = m_is_short ? tiles_n : tiles_m;
-  const int64_t band = quotient(index, group * tiles_long);
+  const int64_t band = index / (group * tiles_long);
   const int64_t first_short = band * group;
   const int64_t band_width = tiles_short - first_short < group ? tiles_short - first_short : group;
   const int64_t within = index - first_short * tiles_long;
-  const int64_t along_long = quotient(within, band_width);
-  const int64_t along_short = first_short + within - along_long * band_width;
+  const int64_t along_long = within / band_width;
+  const int64_t along_short = first_short + within % band_width;
   return m_is_short ? TileCoordinates{along_short, along_long}
                     : TileCoordinates{along_long, along_short};
 }

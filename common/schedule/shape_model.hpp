@@ -37,28 +37,28 @@ struct MachineCosts {
   double stream_k_unit_ns;        // per Stream-K unit and fixup step: waiting for other parts
 };
 inline constexpr MachineCosts kH100Costs{
-    .macs_per_ns_per_sm = 3196.0,
-    .wgmma_extra_columns = 20.6,
-    .l2_bytes_per_ns_per_sm = 74.0,
-    .load_latency_ns = 1946.0,
+    .macs_per_ns_per_sm = 3051.0,
+    .wgmma_extra_columns = 0.8,
+    .l2_bytes_per_ns_per_sm = 84.0,
+    .load_latency_ns = 1802.0,
     .dram_bytes_per_ns = 2916.0,
     .overlap_power = 4.0,
-    .launch_ns = 8160.0,
-    .subtile_ns = 149.7,
-    .stream_k_unit_ns = 2495.0,
+    .launch_ns = 7829.0,
+    .subtile_ns = 170.7,
+    .stream_k_unit_ns = 2635.0,
 };
 // The H200 SXM's, fitted to its own oracle (profiles/sweeps/configs_16_h200.csv): the H100's die
 // with a faster memory, which under the same 700 W cap runs its tensor cores at a lower clock.
 inline constexpr MachineCosts kH200Costs{
-    .macs_per_ns_per_sm = 2969.0,
-    .wgmma_extra_columns = 6.5,
-    .l2_bytes_per_ns_per_sm = 79.1,
-    .load_latency_ns = 1889.0,
+    .macs_per_ns_per_sm = 2979.0,
+    .wgmma_extra_columns = 0.0,
+    .l2_bytes_per_ns_per_sm = 93.1,
+    .load_latency_ns = 1725.0,
     .dram_bytes_per_ns = 4188.0,
     .overlap_power = 4.0,
-    .launch_ns = 7585.0,
-    .subtile_ns = 63.1,
-    .stream_k_unit_ns = 2253.0,
+    .launch_ns = 7508.0,
+    .subtile_ns = 79.6,
+    .stream_k_unit_ns = 2345.0,
 };
 
 // The wave term: the k-iterations of the busiest worker, which sets the time, since a launch ends
@@ -75,10 +75,19 @@ inline int64_t busiest_worker_iterations(const gemm::StreamKPlan& plan) {
 
 // The tensor cores' time for one k-iteration of a block's tile. Each wgmma pays a fixed cost to
 // issue and to drain besides its columns' work, as if it were wgmma_extra_columns wider: a narrow
-// tile runs below the tensor cores' full rate (128 columns: 85% of it, 256: 92%).
+// tile runs below the tensor cores' full rate. (The fits put it at 1 column or less: once the
+// loads' contention for L2 is counted, below, a narrow tile's loss is in its loads.)
 inline double tensor_core_ns(const gemm::KernelShape& shape, const MachineCosts& costs) {
   return double(shape.block_m) * (shape.block_n + costs.wgmma_extra_columns) * shape.slice_k /
          costs.macs_per_ns_per_sm;
+}
+
+// The time one block's loads of a k-iteration take from L2 (a multicast: read once, by one block of
+// the cluster, so each block reads 1 / cluster_m of B).
+inline double l2_load_ns(const gemm::KernelShape& shape, const MachineCosts& costs) {
+  const double bytes =
+      double(shape.block_m + shape.block_n / shape.cluster_m) * shape.slice_k * shape.operand_bytes;
+  return bytes / costs.l2_bytes_per_ns_per_sm;
 }
 
 // The time of one k-iteration (a slice of slice_k values of K, a 128-byte row of each operand) of
@@ -92,9 +101,7 @@ inline double tensor_core_ns(const gemm::KernelShape& shape, const MachineCosts&
 // cluster of two receives (128 + 256) x 128 bytes per k-iteration and is charged (128 + 128) x 128.
 inline double iteration_ns(const gemm::KernelShape& shape, const MachineCosts& costs) {
   const double mma_ns = tensor_core_ns(shape, costs);
-  const double bytes =
-      double(shape.block_m + shape.block_n / shape.cluster_m) * shape.slice_k * shape.operand_bytes;
-  const double load_ns = bytes / costs.l2_bytes_per_ns_per_sm;
+  const double load_ns = l2_load_ns(shape, costs);
   const double slowest = mma_ns > load_ns ? mma_ns : load_ns;
   const double latency_ns = costs.load_latency_ns / shape.stages;
   return slowest > latency_ns ? slowest : latency_ns;
@@ -102,11 +109,13 @@ inline double iteration_ns(const gemm::KernelShape& shape, const MachineCosts& c
 
 // The estimated time of a configuration on a problem, running the schedule `plan` (its launch's
 // own: gemm::plan_schedule).
-//   - The main loops and the DRAM traffic overlap: the busiest worker's k-iterations and the whole
-//     problem's bytes stream at once. Not perfectly: where the two take about as long, each waits
-//     for the other now and then. So they meet in a soft maximum, (main^p + dram^p)^(1/p) with p
-//     the overlap power: the longer of the two where they differ, up to 2^(1/p) times it where
-//     they are equal.
+//   - The main loops, the blocks' loads from L2 and the DRAM traffic overlap: the busiest worker's
+//     k-iterations, its loads and the whole problem's bytes stream at once. Not perfectly: where
+//     two take about as long, each waits for the other now and then. So they meet in a soft
+//     maximum, (main^p + l2^p + dram^p)^(1/p) with p the overlap power: the longest where they
+//     differ, up to 2^(1/p) times it where two are equal. (A block's loads may take less time than
+//     its MMAs and still slow them: a tile without a cluster reads all of B's slice itself, and at
+//     128 x 256 that costs the H100 17% at 4224^3, where the plain maximum saw nothing.)
 //   - What comes after a main loop adds to it: the epilogue's subtiles that no MMA hides, the
 //     worker's Stream-K units (each waits for the tile's other parts), the fixup's steps (a tile's
 //     parts add their sums one after the other: a tile in n parts takes n - 1 steps after the last
@@ -126,11 +135,14 @@ inline double estimate_ns(const gemm::KernelShape& shape, const gemm::StreamKPla
       plan.sk_tiles == 0 ? 0 : gemm::ceil_div<int64_t>(plan.k_iterations, plan.share);
   const double partial_bytes = double(parts) * shape.block_m * shape.block_n * sizeof(float);
   const int64_t fixup_steps = parts > 0 ? parts - 1 : 0;
-  const double main_loop_ns = double(busiest_worker_iterations(plan)) * iteration_ns(shape, costs);
+  const double busiest_iterations = double(busiest_worker_iterations(plan));
+  const double main_loop_ns = busiest_iterations * iteration_ns(shape, costs);
+  const double l2_ns = busiest_iterations * l2_load_ns(shape, costs);
   const double dram_bytes = double(p.m * p.k + p.n * p.k) * shape.operand_bytes +
                             double(p.m * p.n) * sizeof(gemm::bf16);
   const double dram_ns = dram_bytes / costs.dram_bytes_per_ns;
   const double streaming_ns = std::pow(std::pow(main_loop_ns, costs.overlap_power) +
+                                           std::pow(l2_ns, costs.overlap_power) +
                                            std::pow(dram_ns, costs.overlap_power),
                                        1.0 / costs.overlap_power);
   const int64_t exposed_items = shape.pingpong ? (items > 0 ? 1 : 0) : items;

@@ -36,7 +36,6 @@
 #include <cstdint>
 
 #include "common/host_device.hpp"
-#include "common/schedule/quotient.hpp"
 
 namespace gemm {
 
@@ -117,8 +116,8 @@ GEMM_HOST_DEVICE constexpr int64_t stream_k_end(const StreamKPlan& plan, int64_t
 // The worker whose range holds Stream-K iteration `iteration`.
 GEMM_HOST_DEVICE constexpr int64_t stream_k_owner(const StreamKPlan& plan, int64_t iteration) {
   const int64_t in_longer = plan.longer * (plan.share + 1);
-  return iteration < in_longer ? quotient(iteration, plan.share + 1)
-                               : plan.longer + quotient(iteration - in_longer, plan.share);
+  return iteration < in_longer ? iteration / (plan.share + 1)
+                               : plan.longer + (iteration - in_longer) / plan.share;
 }
 
 // One work item: k-iterations [k_begin, k_end) of tile `tile`, the unit-th of the tile's
@@ -136,14 +135,13 @@ struct StreamKWork {
 GEMM_HOST_DEVICE constexpr int64_t stream_k_unit_count(const StreamKPlan& plan, int64_t worker) {
   if (plan.sk_tiles == 0) return 0;
   const int64_t first = stream_k_begin(plan, worker), last = stream_k_end(plan, worker);
-  return first == last ? 0
-                       : quotient(last - 1, plan.k_iterations) - quotient(first, plan.k_iterations) + 1;
+  return first == last ? 0 : (last - 1) / plan.k_iterations - first / plan.k_iterations + 1;
 }
 
 // How many data-parallel tiles a worker has.
 GEMM_HOST_DEVICE constexpr int64_t data_parallel_count(const StreamKPlan& plan, int64_t worker) {
   const int64_t tiles = plan.tiles - plan.sk_tiles;
-  return worker < tiles ? quotient(tiles - worker + plan.workers - 1, plan.workers) : 0;
+  return worker < tiles ? (tiles - worker + plan.workers - 1) / plan.workers : 0;
 }
 
 // All of a worker's work items.
@@ -164,8 +162,8 @@ GEMM_HOST_DEVICE constexpr StreamKWork stream_k_work(const StreamKPlan& plan, in
   }
   const int64_t K = plan.k_iterations;
   const int64_t first = stream_k_begin(plan, worker), last = stream_k_end(plan, worker);
-  const int64_t first_tile = quotient(first, K);
-  work.tile = plan.reverse ? quotient(last - 1, K) - item : first_tile + item;
+  const int64_t first_tile = first / K;
+  work.tile = plan.reverse ? (last - 1) / K - item : first_tile + item;
   const int64_t tile_begin = work.tile * K;
   work.k_begin = (first > tile_begin ? first : tile_begin) - tile_begin;
   work.k_end = (last < tile_begin + K ? last : tile_begin + K) - tile_begin;

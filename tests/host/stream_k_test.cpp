@@ -6,7 +6,6 @@
 
 #include "common/gemm.hpp"
 #include "common/schedule/kernel_shape.hpp"
-#include "common/schedule/quotient.hpp"
 #include "common/schedule/stream_k.hpp"
 
 namespace {
@@ -215,15 +214,4 @@ TEST(SplitK, AConfigurationAsksForItsOwnSchedule) {
   EXPECT_EQ(stream_k.share, 124);
   EXPECT_EQ(split_k.share, 128);
   EXPECT_EQ(split_k.workers, 64);
-}
-
-TEST(Quotient, EqualsDivisionOnBothSidesOfThe31BitPath) {
-  const int64_t values[] = {0,         1,         2,         7,         64,         (1 << 20) + 3,
-                            INT32_MAX - 1, INT32_MAX, int64_t(INT32_MAX) + 1, int64_t(1) << 40,
-                            (int64_t(1) << 62) + 12345};
-  for (const int64_t n : values)
-    for (const int64_t d : values) {
-      if (d == 0) continue;
-      EXPECT_EQ(gemm::quotient(n, d), n / d) << n << " / " << d;
-    }
 }
