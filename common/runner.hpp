@@ -1,4 +1,9 @@
 #pragma once
+// The harness of a lesson's run, declared here and defined by concern:
+//   lesson_checks.cu  what a lesson can run: on this GPU, with this epilogue and configuration
+//   runner.cu         the LessonRunner: inputs, workspace, launches, checks and paired timings
+//   run_report.cu     the report: the human table, the CSV row of `make bench`, the JSON
+//   run_lesson.cu     run_lesson(): the whole life of a lesson executable
 
 #include <cstdint>
 #include <memory>
