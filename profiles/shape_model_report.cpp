@@ -22,7 +22,7 @@
 // hopeless ones are. The minimizer is Nelder and Mead's simplex, on the logarithms of the costs
 // (they stay positive), started from the lesson's costs and restarted until it stops improving.
 // It exits with 1 when the lesson's costs are more than 1% worse than the fit (the ctest
-// profiles.model_fit: the costs in the lesson are this oracle's fit).
+// profiles.model_fit_h100 and _h200: the costs in the lesson are each oracle's fit).
 //
 // --gpu h100|h200 says which of the lesson's costs the oracle is judged with (kH100Costs, the default,
 // or kH200Costs): those the lesson's costs_on_this_gpu() takes on that GPU. --dram-bytes-per-ns
@@ -395,6 +395,20 @@ void report(const std::vector<Shape>& shapes, int sms, const gemm::taught::Machi
   }
 }
 
+// The lesson's fitted costs of each GPU, by the name --gpu takes.
+struct LessonCosts {
+  const char* gpu;
+  const char* name;
+  gemm::taught::MachineCosts costs;
+};
+constexpr LessonCosts kLessonCosts[] = {{"h100", "kH100Costs", gemm::taught::kH100Costs},
+                                        {"h200", "kH200Costs", gemm::taught::kH200Costs}};
+const LessonCosts* lesson_costs_of(const std::string& gpu) {
+  for (const LessonCosts& entry : kLessonCosts)
+    if (gpu == entry.gpu) return &entry;
+  return nullptr;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -419,9 +433,10 @@ int main(int argc, char** argv) {
       else if (flag == "--dram-bytes-per-ns")
         dram_bytes_per_ns = double(gemm::parse_integer(flag, value, 1, 1000000));
       else if (flag == "--gpu") {
-        if (value == "h100") costs = gemm::taught::kH100Costs, costs_name = "kH100Costs";
-        else if (value == "h200") costs = gemm::taught::kH200Costs, costs_name = "kH200Costs";
-        else throw std::invalid_argument("--gpu must be h100 or h200, got '" + value + "'");
+        const LessonCosts* chosen = lesson_costs_of(value);
+        if (!chosen) throw std::invalid_argument("--gpu must be h100 or h200, got '" + value + "'");
+        costs = chosen->costs;
+        costs_name = chosen->name;
       }
       else throw std::invalid_argument("unknown option '" + flag + "'");
     }
@@ -451,7 +466,7 @@ int main(int argc, char** argv) {
                 fitted.subtile_ns, fitted.stream_k_unit_ns);
     report(shapes, sms, fitted);
     // The lesson's costs must be the fit of the committed oracle (rounded): a model or an oracle
-    // that changed without a refit fails here (the ctest profiles.model_fit).
+    // that changed without a refit fails here (the ctests profiles.model_fit_<gpu>).
     if (fit_loss(shapes, sms, costs) > 1.01 * fit_loss(shapes, sms, fitted)) {
       std::fprintf(stderr, "shape_model_report: the lesson's costs are not this oracle's fit: "
                            "put the fitted costs above into %s\n", costs_name);

@@ -52,6 +52,17 @@ struct StreamKPlan {
   bool reverse = true;       // units from the worker's last tile to its first
 };
 
+// A plan that cuts no tile: whole tiles, on no more workers than there are tiles.
+GEMM_HOST_DEVICE constexpr StreamKPlan plan_data_parallel(int64_t tiles, int64_t workers,
+                                                          int64_t k_iterations, bool reverse = true) {
+  StreamKPlan plan;
+  plan.tiles = tiles;
+  plan.workers = tiles < workers ? tiles : workers;
+  plan.k_iterations = k_iterations;
+  plan.reverse = reverse;
+  return plan;
+}
+
 // The plan for `tiles` tiles of `k_iterations` each on `workers` workers.
 GEMM_HOST_DEVICE constexpr StreamKPlan plan_stream_k(
     int64_t tiles, int64_t workers, int64_t k_iterations, bool reverse = true,
@@ -67,10 +78,8 @@ GEMM_HOST_DEVICE constexpr StreamKPlan plan_stream_k(
   // workers than there are tiles.
   const int64_t sk_tiles = tail + (full_waves > 0 ? workers : 0);
   const int64_t iterations = sk_tiles * k_iterations;
-  if (tail == 0 || 5 * tail >= 4 * workers || iterations / workers < min_iterations) {
-    plan.workers = tiles < workers ? tiles : workers;
-    return plan;
-  }
+  if (tail == 0 || 5 * tail >= 4 * workers || iterations / workers < min_iterations)
+    return plan_data_parallel(tiles, workers, k_iterations, reverse);
   plan.sk_tiles = sk_tiles;
   plan.share = iterations / workers;
   plan.longer = iterations % workers;
@@ -88,16 +97,11 @@ GEMM_HOST_DEVICE constexpr StreamKPlan plan_stream_k(
 GEMM_HOST_DEVICE constexpr StreamKPlan plan_split_k(int64_t tiles, int64_t workers,
                                                     int64_t k_iterations,
                                                     int64_t min_iterations = kStreamKMinIterations) {
-  StreamKPlan plan;
-  plan.tiles = tiles;
-  plan.k_iterations = k_iterations;
   int64_t parts = 1;
   for (int64_t cut = 2; tiles * cut <= workers && k_iterations / cut >= min_iterations; ++cut)
     if (k_iterations % cut == 0) parts = cut;
-  if (parts == 1) {
-    plan.workers = tiles < workers ? tiles : workers;
-    return plan;
-  }
+  StreamKPlan plan = plan_data_parallel(tiles, workers, k_iterations);
+  if (parts == 1) return plan;
   plan.workers = tiles * parts;
   plan.sk_tiles = tiles;
   plan.share = k_iterations / parts;

@@ -1,6 +1,7 @@
 """profiles/model_svg.py: lesson 16's estimates against the oracle as a picture, and the picture
-lesson 16's README shows, the drawing of the committed points (whose own test, profiles.model_points,
-checks that they are what shape_model_report writes for the committed oracle)."""
+lesson 16's README shows, the drawing of the committed points (whose own tests,
+profiles.model_points_<gpu>, check that they are what shape_model_report writes for the committed
+oracles)."""
 import sys
 import unittest
 import xml.etree.ElementTree as ElementTree
