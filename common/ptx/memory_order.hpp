@@ -1,6 +1,7 @@
 #pragma once
-// Loads and stores with explicit memory ordering at GPU scope, for flags that blocks on different
-// SMs hand each other (lesson 14's Stream-K fixup).
+// Loads and stores with explicit memory ordering, for flags that blocks hand each other: at GPU
+// scope between the SMs of one GPU (lesson 14's Stream-K fixup), at system scope between GPUs
+// that map each other's memory (lesson 19's one-shot exchange).
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#memory-consistency-model
 
 #include <cstdint>
@@ -21,6 +22,20 @@ __device__ inline uint32_t load_acquire_gpu(const uint32_t* flag) {
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#data-movement-and-conversion-instructions-st
 __device__ inline void store_release_gpu(uint32_t* flag, uint32_t value) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" : : "l"(flag), "r"(value) : "memory");
+}
+
+// ld.acquire.sys: as load_acquire_gpu, for a flag that a thread on another GPU writes into this
+// GPU's memory over NVLink (or PCIe).
+__device__ inline uint32_t load_acquire_sys(const uint32_t* flag) {
+  uint32_t value;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
+// st.release.sys: as store_release_gpu, visible to threads on every GPU that maps the memory (the
+// flag may live in another GPU's memory).
+__device__ inline void store_release_sys(uint32_t* flag, uint32_t value) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" : : "l"(flag), "r"(value) : "memory");
 }
 
 }  // namespace gemm::ptx

@@ -1,9 +1,10 @@
 // Lesson 19 (a supplement): lesson 16's GEMMs tensor-parallel over G GPUs, the MLP of Llama 3.1
-// 8B, with the communication overlapped by the copy engines. One process per GPU: the parent forks
-// the ranks and watches them (common/multi_gpu/ranks.hpp); each rank joins an NCCL communicator
-// (common/multi_gpu/communicator.hpp), maps the other ranks' exchange buffers
-// (common/multi_gpu/peer_memory.hpp), and checks and times the layer three ways at each token count
-// (tensor_parallel_mlp.cuh). Rank 0 prints.
+// 8B, with the communication hidden by the copy engines where the token count makes that pay, and
+// cut to one kernel each way on peer memory where it does not. One process per GPU: the parent
+// forks the ranks and watches them (common/multi_gpu/ranks.hpp); each rank joins an NCCL
+// communicator (common/multi_gpu/communicator.hpp), maps the other ranks' exchange buffers
+// (common/multi_gpu/peer_memory.hpp), checks the layer four ways at each token count, chooses the
+// fastest and times it (tensor_parallel_mlp.cuh). Rank 0 prints.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -83,26 +84,47 @@ ShardLayout layout_for(const gemm::MlpShape& model, int64_t tokens, int gpus, in
 // error and the number of mismatched elements (0: passed).
 constexpr int kCheckFigures = 2;
 
-// What each rank sends rank 0 about its timings at one token count.
+// What each rank sends rank 0 about its timings at one token count: the layer's choice, each
+// way's median time, and the ratios of the pairings (time over time, below 1: the first is
+// faster; each from its own pairing, the layer's against stream order from its candidate's).
 struct TimingFigures {
-  double stream_us, overlapped_us, cublas_us;
-  double overlapped_over_stream, overlapped_over_cublas, stream_over_cublas;
+  double layer;  // the chosen variant, as its index in kVariants
+  double stream_us, one_shot_us, overlapped_us, cublas_us, gemms_us;
+  double one_shot_over_stream, overlapped_over_stream, layer_over_stream, layer_over_cublas,
+      layer_over_gemms;
   double pairs, sm_mhz;  // sm_mhz: the median SM clock of the first pairing, -1 if unknown
 
   std::vector<double> numbers() const {
-    return {stream_us, overlapped_us, cublas_us, overlapped_over_stream, overlapped_over_cublas,
-            stream_over_cublas, pairs, sm_mhz};
+    return {layer,
+            stream_us,
+            one_shot_us,
+            overlapped_us,
+            cublas_us,
+            gemms_us,
+            one_shot_over_stream,
+            overlapped_over_stream,
+            layer_over_stream,
+            layer_over_cublas,
+            layer_over_gemms,
+            pairs,
+            sm_mhz};
   }
-  static TimingFigures from(const double* numbers) {
-    return {numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5], numbers[6],
-            numbers[7]};
+  static TimingFigures from(const double* n) {
+    return {n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7], n[8], n[9], n[10], n[11], n[12]};
   }
-  static constexpr int kCount = 8;
+  static constexpr int kCount = 13;
+
+  Variant layer_variant() const { return kVariants[size_t(layer)]; }
 };
 
-// The three variants timed in three pairings (the paired protocol, common/timing.hpp): overlapped
-// against stream order, overlapped against cuBLASLt + NCCL, stream order against cuBLASLt + NCCL.
-// Ratios are time over time (below 1: the first is faster). Every rank runs the same number of
+size_t variant_index(Variant variant) {
+  return size_t(std::find(std::begin(kVariants), std::end(kVariants), variant) -
+                std::begin(kVariants));
+}
+
+// The layer's choice (TensorParallelMlp::choose), then four pairings (the paired protocol,
+// common/timing.hpp): one-shot against stream order, overlapped against stream order, the layer
+// against cuBLASLt + NCCL, the layer against its GEMMs alone. Every rank runs the same number of
 // pairs (agreed_timing_options), or their collectives would not match.
 TimingFigures time_variants(TensorParallelMlp& mlp, Communicator& comm, gemm::PairedTimer& timer,
                             int pairs, cudaStream_t stream) {
@@ -114,24 +136,35 @@ TimingFigures time_variants(TensorParallelMlp& mlp, Communicator& comm, gemm::Pa
   gemm::synchronize_or_timeout(stream, 300.0);
   const double slowest_ms = comm.max_over_ranks(probe.elapsed_ms(0), stream);
   const gemm::TimingOptions options = agreed_timing_options(pairs, slowest_ms);
+  const Variant layer = mlp.choose(timer);
 
   const auto run = [&mlp](Variant variant) {
     return [&mlp, variant](cudaStream_t s) { mlp.run(variant, s); };
   };
+  const auto gemms_alone = [&mlp](cudaStream_t s) { mlp.run_gemms_alone(s); };
+  const gemm::PairedTiming one_shot_vs_stream =
+      timer.time(run(Variant::one_shot), run(Variant::stream_order), options, stream);
   const gemm::PairedTiming overlapped_vs_stream =
       timer.time(run(Variant::overlapped), run(Variant::stream_order), options, stream);
-  const gemm::PairedTiming overlapped_vs_cublas =
-      timer.time(run(Variant::overlapped), run(Variant::cublas_nccl), options, stream);
-  const gemm::PairedTiming stream_vs_cublas =
-      timer.time(run(Variant::stream_order), run(Variant::cublas_nccl), options, stream);
-  const gemm::ClockReport& clock = overlapped_vs_stream.clock;
-  return {1e3 * overlapped_vs_stream.reference.median_ms,
+  const gemm::PairedTiming layer_vs_cublas =
+      timer.time(run(layer), run(Variant::cublas_nccl), options, stream);
+  const gemm::PairedTiming layer_vs_gemms = timer.time(run(layer), gemms_alone, options, stream);
+  const double layer_over_stream = layer == Variant::one_shot     ? 1.0 / one_shot_vs_stream.ratio
+                                   : layer == Variant::overlapped ? 1.0 / overlapped_vs_stream.ratio
+                                                                  : 1.0;  // it is stream order
+  const gemm::ClockReport& clock = one_shot_vs_stream.clock;
+  return {double(variant_index(layer)),
+          1e3 * one_shot_vs_stream.reference.median_ms,
+          1e3 * one_shot_vs_stream.lesson.median_ms,
           1e3 * overlapped_vs_stream.lesson.median_ms,
-          1e3 * overlapped_vs_cublas.reference.median_ms,
+          1e3 * layer_vs_cublas.reference.median_ms,
+          1e3 * layer_vs_gemms.reference.median_ms,
+          1.0 / one_shot_vs_stream.ratio,
           1.0 / overlapped_vs_stream.ratio,
-          1.0 / overlapped_vs_cublas.ratio,
-          1.0 / stream_vs_cublas.ratio,
-          double(overlapped_vs_stream.pairs),
+          layer_over_stream,
+          1.0 / layer_vs_cublas.ratio,
+          1.0 / layer_vs_gemms.ratio,
+          double(one_shot_vs_stream.pairs),
           clock.available ? clock.sm_mhz_median : -1.0};
 }
 
@@ -166,10 +199,11 @@ bool print_timings(const std::vector<int64_t>& token_counts,
                    const std::vector<std::vector<double>>& timings, const Options& options,
                    int gpus, const std::string& gpu_names) {
   std::printf("\ntimes: medians of the pairs on rank 0, in us; ratios: medians of the per-pair "
-              "ratios, time over time (below 1: the first is faster)\n");
-  std::printf("%7s %10s %10s %10s %10s %10s %10s  %s\n", "tokens", "stream", "overlapped",
-              "cuBLASLt", "ovl/strm", "ovl/cuBLAS", "strm/cuBLAS",
-              "SM clock (rank 0; every rank's median)");
+              "ratios, time over time (below 1: the first is faster); the layer runs the fastest "
+              "of stream order, one-shot and overlapped, measured\n");
+  std::printf("%7s %10s %9s %9s %10s %9s %9s %9s %9s %11s %12s %11s  %s\n", "tokens", "layer",
+              "stream", "one-shot", "overlapped", "cuBLASLt", "GEMMs", "1shot/str", "ovl/str",
+              "layer/str", "layer/cuBLAS", "layer/GEMMs", "SM clock (every rank's median)");
   for (size_t i = 0; i < token_counts.size(); ++i) {
     const TimingFigures first = TimingFigures::from(timings[i].data());
     std::string clocks;
@@ -177,24 +211,27 @@ bool print_timings(const std::vector<int64_t>& token_counts,
       const double mhz = TimingFigures::from(timings[i].data() + r * TimingFigures::kCount).sm_mhz;
       clocks += (r ? " " : "") + (mhz < 0 ? std::string("n/a") : std::to_string(int(mhz)));
     }
-    std::printf("%7lld %10.1f %10.1f %10.1f %10.3f %10.3f %10.3f  %s MHz\n",
-                (long long)token_counts[i], first.stream_us, first.overlapped_us,
-                first.cublas_us, first.overlapped_over_stream, first.overlapped_over_cublas,
-                first.stream_over_cublas, clocks.c_str());
+    std::printf("%7lld %10s %9.1f %9.1f %10.1f %9.1f %9.1f %9.3f %9.3f %11.3f %12.3f %11.3f  %s MHz\n",
+                (long long)token_counts[i], variant_label(first.layer_variant()), first.stream_us,
+                first.one_shot_us, first.overlapped_us, first.cublas_us, first.gemms_us,
+                first.one_shot_over_stream, first.overlapped_over_stream, first.layer_over_stream,
+                first.layer_over_cublas, first.layer_over_gemms, clocks.c_str());
   }
   std::fflush(stdout);
   if (options.csv_path.empty()) return true;
   std::ofstream file(options.csv_path);
-  file << "tokens,gpus,chunks,rank,stream_us,overlapped_us,cublaslt_nccl_us,"
-          "overlapped_over_stream,overlapped_over_cublaslt,stream_over_cublaslt,pairs,"
-          "sm_mhz_median,date,gpu,commit\n";
+  file << "tokens,gpus,chunks,rank,layer,stream_us,one_shot_us,overlapped_us,cublaslt_nccl_us,"
+          "gemms_alone_us,one_shot_over_stream,overlapped_over_stream,layer_over_stream,"
+          "layer_over_cublaslt,layer_over_gemms_alone,pairs,sm_mhz_median,date,gpu,commit\n";
   for (size_t i = 0; i < token_counts.size(); ++i)
     for (int r = 0; r < gpus; ++r) {
       const TimingFigures f = TimingFigures::from(timings[i].data() + r * TimingFigures::kCount);
       file << token_counts[i] << "," << gpus << "," << options.chunks << "," << r << ","
-           << f.stream_us << "," << f.overlapped_us << "," << f.cublas_us << ","
-           << f.overlapped_over_stream << "," << f.overlapped_over_cublas << ","
-           << f.stream_over_cublas << "," << f.pairs << ","
+           << variant_label(f.layer_variant()) << "," << f.stream_us << "," << f.one_shot_us
+           << "," << f.overlapped_us << "," << f.cublas_us << "," << f.gemms_us << ","
+           << f.one_shot_over_stream << "," << f.overlapped_over_stream << ","
+           << f.layer_over_stream << "," << f.layer_over_cublas << "," << f.layer_over_gemms
+           << "," << f.pairs << ","
            << (f.sm_mhz < 0 ? std::string("n/a") : std::to_string(int(f.sm_mhz))) << ","
            << gemm::today_utc() << ",\"" << gpu_names << "\"," << options.commit << "\n";
     }
@@ -311,7 +348,7 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
   for (const int64_t tokens : options.token_counts) most_tokens = std::max(most_tokens, tokens);
   const ShardLayout largest = layout_for(model, most_tokens, gpus, options.chunks);
   const LayerWeights weights(largest, rank, options.seed, stream.get());
-  const ExchangeBuffers exchange(largest);
+  const ExchangeBuffers exchange(largest, stream.get());
 
   if (rank == 0) {
     std::printf("lesson19: the MLP of Llama 3.1 8B, H = gelu(X W1^T + b1), Y = H W2^T (d_model "
@@ -322,7 +359,8 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
                 nccl_version().c_str(), (long long)largest.ff_per_rank(), options.chunks);
     std::printf("check: every rank's Y_r against a one-GPU cuBLAS reference of the layer; max "
                 "normalized error over the ranks (pass <= 1)\n");
-    std::printf("%7s %15s %15s %15s\n", "tokens", "stream order", "overlapped", "cuBLASLt+NCCL");
+    std::printf("%7s %15s %15s %15s %15s\n", "tokens", "stream order", "one-shot", "overlapped",
+                "cuBLASLt+NCCL");
     std::fflush(stdout);
   }
 
@@ -333,11 +371,20 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
     // NEW in lesson 19: every rank's exchange buffers, mapped into this process.
     const PeerMemory x_shards(exchange.x_shard.get(), comm, stream.get());
     const PeerMemory receive_slots(exchange.receive_slots.get(), comm, stream.get());
+    const PeerMemory partials(exchange.partials.get(), comm, stream.get());
+    const PeerMemory flags(exchange.flags.get(), comm, stream.get());
+    PeerBuffers peers{};
+    for (int q = 0; q < gpus; ++q) {
+      peers.x_shards[q] = x_shards.of<const uint4>(q);
+      peers.partials[q] = partials.of<const uint4>(q);
+      peers.flags[q] = flags.of<uint32_t>(q);
+    }
+    OneShotExchange one_shot(peers, rank, gpus, device.sm_count);
     gemm::PairedTimer timer(device.l2_bytes, device.ordinal);
 
     for (const int64_t tokens : options.token_counts) {
       const ShardLayout layout = layout_for(model, tokens, gpus, options.chunks);
-      TensorParallelMlp mlp(layout, comm, weights, exchange, x_shards, receive_slots,
+      TensorParallelMlp mlp(layout, comm, weights, exchange, x_shards, receive_slots, one_shot,
                             gemm::lessons::lesson16(), options.seed, stream.get(),
                             copy_stream.get());
       std::vector<double> mine;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -16,26 +17,55 @@
 
 namespace lesson19 {
 
-// ---- The three ways to run the layer -----------------------------------------------------------
+// ---- The ways to run the layer -----------------------------------------------------------------
 
-enum class Variant { stream_order, overlapped, cublas_nccl };
-inline constexpr Variant kVariants[] = {Variant::stream_order, Variant::overlapped,
-                                        Variant::cublas_nccl};
+// stream_order, one_shot and overlapped are the layer's candidates: it runs whichever of them
+// measured fastest at its token count (choose_layer). cublas_nccl is the reference everyone
+// compares with.
+enum class Variant { stream_order, one_shot, overlapped, cublas_nccl };
+inline constexpr Variant kVariants[] = {Variant::stream_order, Variant::one_shot,
+                                        Variant::overlapped, Variant::cublas_nccl};
+inline constexpr Variant kCandidates[] = {Variant::stream_order, Variant::one_shot,
+                                          Variant::overlapped};
 
 inline const char* variant_name(Variant variant) {
   switch (variant) {
     case Variant::stream_order: return "stream order (NCCL + lesson 16)";
+    case Variant::one_shot: return "one-shot (peer memory + lesson 16)";
     case Variant::overlapped: return "overlapped (copy engines + lesson 16)";
     case Variant::cublas_nccl: return "cuBLASLt + NCCL";
   }
   return "?";
 }
 
+// A short name for tables and CSV files.
+inline const char* variant_label(Variant variant) {
+  switch (variant) {
+    case Variant::stream_order: return "stream";
+    case Variant::one_shot: return "one-shot";
+    case Variant::overlapped: return "overlapped";
+    case Variant::cublas_nccl: return "cuBLASLt";
+  }
+  return "?";
+}
+
+// NEW in lesson 19: the layer's choice at one token count. Every rank has measured every candidate
+// (medians of a few runs); `slowest_ms[i]` is the slowest rank's median for kCandidates[i], since a
+// layer ends when its slowest rank does. The fastest candidate wins; a tie goes to the earlier one
+// in kCandidates (the simpler schedule). Every rank gets the same figures, so every rank chooses
+// the same variant, and their collectives match.
+inline Variant choose_layer(const std::vector<double>& slowest_ms) {
+  size_t best = 0;
+  for (size_t i = 1; i < slowest_ms.size() && i < std::size(kCandidates); ++i)
+    if (slowest_ms[i] < slowest_ms[best]) best = i;
+  return kCandidates[best];
+}
+
 // ---- The command line --------------------------------------------------------------------------
 
 struct Options {
   int gpus = 0;  // --gpus G; 0: every visible GPU
-  std::vector<int64_t> token_counts = {1024, 2048, 4096, 8192};  // --tokens
+  std::vector<int64_t> token_counts = {1, 64, 256, 1024, 4096, 8192};  // --tokens
   int chunks = 1;                 // --chunks: the overlapped variant's pieces of each rank's rows
   bool check_only = false;        // --check-only: no timing
   bool timeline = false;          // --timeline: each rank's timeline of one overlapped layer, no timing
@@ -48,13 +78,16 @@ struct Options {
 };
 
 inline const char* kUsage =
-    "usage: lesson19 [--gpus G] [--tokens 1024,2048,4096,8192] [--chunks C] [--check-only | --timeline]\n"
-    "                [--seed S] [--iters PAIRS] [--csv FILE] [--commit SHA] [--timeout SECONDS]\n"
+    "usage: lesson19 [--gpus G] [--tokens 1,64,256,1024,4096,8192] [--chunks C]\n"
+    "                [--check-only | --timeline] [--seed S] [--iters PAIRS] [--csv FILE]\n"
+    "                [--commit SHA] [--timeout SECONDS]\n"
     "  The MLP of Llama 3.1 8B, H = gelu(X W1^T + b1), Y = H W2^T, tensor-parallel over G\n"
-    "  GPUs (default: every visible GPU), one process per GPU, checked and timed three ways:\n"
-    "  NCCL and lesson 16 in stream order; copy engines overlapped with lesson 16 in C chunks;\n"
-    "  cuBLASLt and NCCL. G must split d_ff into slices of a multiple of 8 columns; every token\n"
-    "  count must be a multiple of G x C. --timeline: after the check, each rank's timeline of one\n"
+    "  GPUs (default: every visible GPU), one process per GPU, checked and timed four ways:\n"
+    "  NCCL and lesson 16 in stream order; peer memory and lesson 16 in stream order (one-shot);\n"
+    "  copy engines overlapped with lesson 16 in C chunks; cuBLASLt and NCCL. The layer runs the\n"
+    "  fastest of the first three at each token count, measured. G must split d_ff into slices\n"
+    "  of a multiple of 8 columns, and be at most 16; any token count >= 1 (each rank's rows are\n"
+    "  padded to whole chunks). --timeline: after the check, each rank's timeline of one\n"
     "  overlapped layer (CUPTI), instead of the timing.\n"
     "  Exit codes: 0 pass, 1 check failed, 2 no CUDA GPU, 3 a GPU cannot run the lesson,\n"
     "  4 bad command line, 5 CUDA or NCCL error (a rank that hangs included).\n";
@@ -105,9 +138,16 @@ inline Options parse_options(int argc, const char* const* argv) {
 //
 // How the layer is cut, for T tokens over G ranks in c chunks:
 //
-//   R = T / G      rows of X (and of Y) that each rank owns: rank r owns rows [r R, (r+1) R)
-//   S = R / c      rows of a chunk: the overlapped variant cuts every rank's rows into c chunks
-//   F = d_ff / G   columns of H (and rows of W1, columns of W2) that each rank owns
+//   R = ceil(T / (G c)) c   rows of X (and of Y) that each rank holds: rank r holds rows
+//                           [r R, (r+1) R), of which the tokens are those below T
+//   S = R / c               rows of a chunk: the overlapped variant cuts every rank's rows into c
+//   F = d_ff / G            columns of H (and rows of W1, columns of W2) that each rank owns
+//
+// NEW in lesson 19: any token count. When G c does not divide T, each rank's rows are padded to a
+// whole number of chunks, so the last ranks hold fewer tokens (or none) and rows of zeros after
+// them: with T = 5, G = 2, c = 1, R = 3, rank 0 holds t0 t1 t2 and rank 1 t3 t4 and one row of
+// zeros. The padding rows are always the last G R - T rows of the gathered X, every variant
+// computes them like any other row (at most G c - 1 of them), and no check reads them.
 struct ShardLayout {
   int64_t tokens = 0;   // T
   int64_t d_model = 0;  // D
@@ -115,34 +155,42 @@ struct ShardLayout {
   int gpus = 1;    // G
   int chunks = 1;  // c
 
-  int64_t rows_per_rank() const { return tokens / gpus; }              // R
+  int64_t rows_per_rank() const {  // R
+    const int64_t per_chunk = (tokens + int64_t(gpus) * chunks - 1) / (int64_t(gpus) * chunks);
+    return per_chunk * chunks;
+  }
   int64_t rows_per_chunk() const { return rows_per_rank() / chunks; }  // S
+  int64_t padded_tokens() const { return gpus * rows_per_rank(); }     // G R
   int64_t ff_per_rank() const { return d_ff / gpus; }                  // F
+  // The tokens among rank `rank`'s rows: its first tokens_of(rank) rows; the rest are padding.
+  int64_t tokens_of(int rank) const {
+    return std::clamp<int64_t>(tokens - rank * rows_per_rank(), 0, rows_per_rank());
+  }
 };
 
+// The most ranks the one-shot variant's kernels take (one pointer of each rank's buffers each).
+inline constexpr int kMostRanks = 16;
+
 // Whether G ranks can share d_ff: each must get a slice of whole 16-byte rows (a multiple of 8
-// columns: the shape contract of the GEMMs, whose N or K the slice is). One line naming the rule,
-// with the counts that work, or nothing.
+// columns: the shape contract of the GEMMs, whose N or K the slice is), and there are at most
+// kMostRanks of them. One line naming the rule, with the counts that work, or nothing.
 inline std::optional<std::string> gpu_count_violation(int gpus, int64_t d_ff) {
   const auto fits = [d_ff](int64_t g) { return d_ff % g == 0 && (d_ff / g) % 8 == 0; };
-  if (gpus >= 1 && fits(gpus)) return std::nullopt;
+  if (gpus >= 1 && gpus <= kMostRanks && fits(gpus)) return std::nullopt;
   std::string counts;
-  for (int64_t g = 1; g <= 16; ++g)
-    if (fits(g)) counts += std::to_string(g) + ", ";
+  for (int64_t g = 1; g <= kMostRanks; ++g)
+    if (fits(g)) counts += (counts.empty() ? "" : ", ") + std::to_string(g);
   return std::to_string(gpus) + " GPU(s) cannot split d_ff = " + std::to_string(d_ff) +
-         " into equal slices of a multiple of 8 columns (--gpus " + counts + "...)";
+         " into equal slices of a multiple of 8 columns, at most " + std::to_string(kMostRanks) +
+         " GPUs (--gpus " + counts + ")";
 }
 
-// The whole contract of one run: the GPUs share d_ff, and the tokens share out evenly over the
-// ranks and the chunks (T a multiple of G x c). One line naming the rule, or nothing.
+// The whole contract of one run: the GPUs share d_ff, and there is at least one token. One line
+// naming the rule, or nothing.
 inline std::optional<std::string> contract_violation(const ShardLayout& layout) {
   if (auto violation = gpu_count_violation(layout.gpus, layout.d_ff)) return violation;
-  const int64_t multiple = int64_t(layout.gpus) * layout.chunks;
-  if (layout.tokens < 1 || layout.tokens % multiple != 0)
-    return "--tokens " + std::to_string(layout.tokens) + ": with " + std::to_string(layout.gpus) +
-           " GPU(s) and " + std::to_string(layout.chunks) +
-           " chunk(s) the token count must be a multiple of " + std::to_string(multiple) +
-           " (GPUs x chunks), so that every rank owns T/G rows and every chunk T/(G c) of them";
+  if (layout.tokens < 1)
+    return "--tokens " + std::to_string(layout.tokens) + ": the token count must be at least 1";
   return std::nullopt;
 }
 
@@ -227,12 +275,12 @@ inline OverlappedSteps overlapped_steps(int rank, int gpus, int chunks) {
 // bound, the course's headroom) for each rounding of a value that is not the output itself
 // (README, "How it is checked"):
 //   - one rank: none (P_0 is Y);
-//   - the overlapped variant: the partials once (summed in fp32, rounded once);
+//   - the one-shot and overlapped variants: the partials once (summed in fp32, rounded once);
 //   - NCCL's reduce-scatter: the partials, then G - 2 intermediate sums, whatever order it adds
 //     them in: G - 1.
 inline int partial_roundings(Variant variant, int gpus) {
   if (gpus <= 1) return 0;
-  return variant == Variant::overlapped ? 1 : gpus - 1;
+  return variant == Variant::overlapped || variant == Variant::one_shot ? 1 : gpus - 1;
 }
 
 // The allowance per unit of the partials' magnitude |P_0| + ... + |P_G-1|: 2^-7 for each of the

@@ -5,9 +5,11 @@
 //   P_r = H_r W2_r^T               W2_r: D x F (columns r F .. (r+1) F of W2, stored N x K)
 //   Y_r = rows r R .. (r+1) R of (P_0 + ... + P_{G-1})
 //
-// (F = d_ff / G, R = T / G: plan.hpp), run three ways on every rank: NCCL and lesson 16's GEMMs
-// in stream order; the copy engines moving the rows while lesson 16's GEMMs compute, rank by
-// rank, each rank's own rows first and last; cuBLASLt and NCCL in stream order.
+// (F = d_ff / G, R = T / G rounded up to whole chunks: plan.hpp), run four ways on every rank:
+// NCCL and lesson 16's GEMMs in stream order; the same with the one-shot exchange on peer memory
+// instead of NCCL (one_shot_exchange.cuh); the copy engines moving the rows while lesson 16's GEMMs
+// compute, rank by rank, each rank's own rows first and last; cuBLASLt and NCCL in stream order.
+// The layer runs the fastest of the first three, measured at its token count (choose).
 
 #include <cstdint>
 #include <vector>
@@ -28,6 +30,7 @@
 #include "common/timing.hpp"
 #include "common/verify.hpp"
 #include "lessons/19_tensor_parallel/check_across_ranks.cuh"
+#include "lessons/19_tensor_parallel/one_shot_exchange.cuh"
 #include "lessons/19_tensor_parallel/plan.hpp"
 #include "lessons/19_tensor_parallel/slot_sum.cuh"
 
@@ -69,16 +72,23 @@ struct LayerWeights {
   DeviceBuffer<bf16> w1_shard, b1_shard, w2_shard;  // this rank's: F x D, F, D x F
 };
 
-// NEW in lesson 19: the two buffers through which the overlapped variant's copy engines move rows
-// between ranks, allocated once for the largest token count and mapped into every other rank
-// (PeerMemory): this rank's shard of X, which the others pull, and its G receive slots of R x D,
-// into which the others push their rows of Y_r (slot q: from rank q).
+// NEW in lesson 19: the buffers through which rows move between ranks, allocated once for the
+// largest token count and mapped into every other rank (PeerMemory): this rank's shard of X, which
+// the others pull (overlapped) or read (one-shot); its G receive slots of R x D, into which the
+// others push their rows of Y_r (overlapped; slot q: from rank q); its partial sums P, G R x D,
+// which the second GEMM writes and the others read (one-shot); and its flags (one-shot), zeroed
+// here, before any rank maps them.
 struct ExchangeBuffers {
-  explicit ExchangeBuffers(const ShardLayout& largest)
+  ExchangeBuffers(const ShardLayout& largest, cudaStream_t stream)
       : x_shard(size_t(largest.rows_per_rank() * largest.d_model)),
-        receive_slots(size_t(largest.gpus * largest.rows_per_rank() * largest.d_model)) {}
+        receive_slots(size_t(largest.gpus * largest.rows_per_rank() * largest.d_model)),
+        partials(size_t(largest.padded_tokens() * largest.d_model)), flags(size_t(kFlagWords)) {
+    CUDA_CHECK(cudaMemsetAsync(flags.get(), 0, flags.bytes(), stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
 
-  DeviceBuffer<bf16> x_shard, receive_slots;
+  DeviceBuffer<bf16> x_shard, receive_slots, partials;
+  DeviceBuffer<uint32_t> flags;
 };
 
 // The layer at one token count on one rank: its activations, the three ways to run it, and the
@@ -91,27 +101,30 @@ class TensorParallelMlp {
   // `gemms`: the lesson whose kernels compute the GEMMs (lesson 16), planned once per shape here.
   TensorParallelMlp(const ShardLayout& layout, Communicator& comm, const LayerWeights& weights,
                     const ExchangeBuffers& exchange, const PeerMemory& x_shards,
-                    const PeerMemory& receive_slots, const gemm::Lesson& gemms, uint64_t seed,
-                    cudaStream_t stream, cudaStream_t copy_stream)
+                    const PeerMemory& receive_slots, OneShotExchange& one_shot,
+                    const gemm::Lesson& gemms, uint64_t seed, cudaStream_t stream,
+                    cudaStream_t copy_stream)
       : layout_(layout), comm_(comm), weights_(weights), exchange_(exchange), gemms_(gemms),
-        up_plan_(gemm::plan_launch(gemms, up_problem(layout.tokens))),
-        down_plan_(gemm::plan_launch(gemms, down_problem(layout.tokens))),
+        up_plan_(gemm::plan_launch(gemms, up_problem(layout.padded_tokens()))),
+        down_plan_(gemm::plan_launch(gemms, down_problem(layout.padded_tokens()))),
         chunk_up_plan_(gemm::plan_launch(gemms, up_problem(layout.rows_per_chunk()))),
         chunk_down_plan_(gemm::plan_launch(gemms, down_problem(layout.rows_per_chunk()))),
-        x_shards_(x_shards), receive_slots_(receive_slots), stream_(stream),
+        x_shards_(x_shards), receive_slots_(receive_slots), one_shot_(one_shot), stream_(stream),
         copy_stream_(copy_stream), chunk_pulled_(size_t((layout.gpus - 1) * layout.chunks)),
         chunk_computed_(size_t((layout.gpus - 1) * layout.chunks)) {
     const int64_t t = layout.tokens, d = layout.d_model, f = layout.ff_per_rank();
-    const int64_t r = layout.rows_per_rank();
-    x_gathered_.resize(size_t(t * d));
-    h_.resize(size_t(t * f));
-    partial_.resize(size_t(t * d));
+    const int64_t r = layout.rows_per_rank(), padded = layout.padded_tokens();
+    x_gathered_.resize(size_t(padded * d));
+    h_.resize(size_t(padded * f));
     y_.resize(size_t(r * d));
     {
+      // This rank's tokens, then rows of zeros up to R (plan.hpp: the padding).
       DeviceBuffer<bf16> x(size_t(t * d));
       gemm::fill_uniform(x.get(), x.size(), 4 * seed, stream);
+      CUDA_CHECK(cudaMemsetAsync(exchange.x_shard.get(), 0, size_t(r * d) * sizeof(bf16), stream));
       CUDA_CHECK(cudaMemcpyAsync(exchange.x_shard.get(), x.get() + comm.rank() * r * d,
-                                 size_t(r * d) * sizeof(bf16), cudaMemcpyDeviceToDevice, stream));
+                                 size_t(layout.tokens_of(comm.rank()) * d) * sizeof(bf16),
+                                 cudaMemcpyDeviceToDevice, stream));
       CUDA_CHECK(cudaStreamSynchronize(stream));  // before x is freed
     }
     // One Stream-K workspace per GEMM shape, zeroed once: lesson 16's kernels leave it zeroed.
@@ -134,27 +147,65 @@ class TensorParallelMlp {
   void run(Variant variant, cudaStream_t stream) {
     switch (variant) {
       case Variant::stream_order: return run_stream_order(stream);
+      case Variant::one_shot: return run_one_shot(stream);
       case Variant::overlapped: return run_overlapped(stream);
       case Variant::cublas_nccl: return run_cublas_nccl(stream);
     }
   }
 
+  // The two GEMMs alone, on the rows stream order gives them and nothing exchanged: the limit
+  // that hiding the exchange can approach. Computes nothing that is checked.
+  void run_gemms_alone(cudaStream_t stream) {
+    launch_gemms(stream);
+  }
+
   // Every buffer the run writes poisoned (a step that reads rows nobody wrote reads NaN), one
-  // run, and Y_r against the reference. Waits.
+  // run, and this rank's tokens of Y_r against the reference. Waits.
   gemm::VerifyReport check(Variant variant) {
     const int64_t slot_elements = layout_.rows_per_rank() * layout_.d_model;
     gemm::poison(x_gathered_.get(), x_gathered_.size(), stream_);
     gemm::poison(h_.get(), h_.size(), stream_);
-    gemm::poison(partial_.get(), partial_.size(), stream_);
+    gemm::poison(partials(), size_t(layout_.padded_tokens() * layout_.d_model), stream_);
     gemm::poison(exchange_.receive_slots.get(), size_t(layout_.gpus * slot_elements), stream_);
     gemm::poison(y_.get(), y_.size(), stream_);
     run(variant, stream_);
     CUDA_CHECK(cudaGetLastError());
     gemm::synchronize_or_timeout(stream_, 300.0);
+    const int64_t checked = layout_.tokens_of(comm_.rank()) * layout_.d_model;
+    if (checked == 0) return gemm::VerifyReport{};  // a rank of padding only: nothing to check
     const gemm::ExtraAllowance partials_rounded{
         magnitude_.get(), partial_allowance_per_unit(partial_roundings(variant, layout_.gpus))};
-    return gemm::verify_on_device(y_.get(), reference_.get(), int64_t(y_.size()), nullptr, 0,
-                                  stream_, partials_rounded);
+    return gemm::verify_on_device(y_.get(), reference_.get(), checked, nullptr, 0, stream_,
+                                  partials_rounded);
+  }
+
+  // NEW in lesson 19: the layer's choice at this token count (plan.hpp: choose_layer). Each
+  // candidate runs once to warm up, then kRounds times in turn, each run after an L2 flush and
+  // timed by events; every rank's median of each goes to every rank, and the slowest rank's
+  // decides. Every rank runs the same runs, so their collectives match. Waits.
+  Variant choose(gemm::PairedTimer& timer) {
+    constexpr int kRounds = 5;
+    constexpr size_t kCount = std::size(kCandidates);
+    for (const Variant candidate : kCandidates) run(candidate, stream_);
+    gemm::EventPairs events(kRounds * int(kCount));
+    for (int round = 0; round < kRounds; ++round)
+      for (size_t c = 0; c < kCount; ++c) {
+        const int run_index = round * int(kCount) + int(c);
+        timer.flush_l2(stream_, run_index);
+        CUDA_CHECK(cudaEventRecord(events.start(run_index), stream_));
+        run(kCandidates[c], stream_);
+        CUDA_CHECK(cudaEventRecord(events.stop(run_index), stream_));
+      }
+    gemm::synchronize_or_timeout(stream_, 300.0);
+    std::vector<double> slowest_ms;
+    for (size_t c = 0; c < kCount; ++c) {
+      std::vector<double> times;
+      for (int round = 0; round < kRounds; ++round)
+        times.push_back(events.elapsed_ms(round * int(kCount) + int(c)));
+      std::nth_element(times.begin(), times.begin() + kRounds / 2, times.end());
+      slowest_ms.push_back(comm_.max_over_ranks(times[kRounds / 2], stream_));
+    }
+    return choose_layer(slowest_ms);
   }
 
  private:
@@ -177,6 +228,17 @@ class TensorParallelMlp {
     return {down_problem(rows), h_.get() + first * layout_.ff_per_rank(), weights_.w2_shard.get(),
             p, workspace, gemm::Epilogue{}};
   }
+  // This rank's partial sums P (G R x D): the exchange buffer the other ranks map.
+  bf16* partials() const { return exchange_.partials.get(); }
+
+  // Lesson 16's two GEMMs on all G R gathered rows: H, then P into the partials.
+  void launch_gemms(cudaStream_t stream) {
+    const int64_t rows = layout_.padded_tokens();
+    gemm::launch_planned(gemms_, up_args(x_gathered_.get(), 0, rows, up_workspace_.get()),
+                         up_plan_, stream);
+    gemm::launch_planned(gemms_, down_args(0, rows, partials(), down_workspace_.get()),
+                         down_plan_, stream);
+  }
 
   // NCCL gathers X in token order (rank by rank), lesson 16's two GEMMs compute H and P on all T
   // rows, NCCL sums the partials and hands each rank its R rows. One stream: each step starts
@@ -185,12 +247,22 @@ class TensorParallelMlp {
     const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
     NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered_.get(), shard_elements,
                              ncclBfloat16, comm_.get(), stream));
-    gemm::launch_planned(gemms_, up_args(x_gathered_.get(), 0, layout_.tokens, up_workspace_.get()),
-                         up_plan_, stream);
-    gemm::launch_planned(gemms_, down_args(0, layout_.tokens, partial_.get(), down_workspace_.get()),
-                         down_plan_, stream);
-    NCCL_CHECK(ncclReduceScatter(partial_.get(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
+    launch_gemms(stream);
+    NCCL_CHECK(ncclReduceScatter(partials(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
                                  comm_.get(), stream));
+  }
+
+  // NEW in lesson 19: stream order with the one-shot exchange (one_shot_exchange.cuh) in place of
+  // NCCL's collectives: a kernel that reads every rank's shard, the same two GEMMs, a kernel that
+  // sums every rank's rows of this rank's Y_r. The two kernels wait for the other ranks through
+  // flags in peer memory; the second ends with a barrier, so the layer ends on every rank only
+  // once no rank reads another's buffers.
+  void run_one_shot(cudaStream_t stream) {
+    const int64_t slot_elements = layout_.rows_per_rank() * layout_.d_model;
+    const uint32_t epoch = one_shot_.next_layer();
+    one_shot_.gather(slot_elements, x_gathered_.get(), epoch, stream);
+    launch_gemms(stream);
+    one_shot_.reduce(slot_elements, y_.get(), epoch, stream);
   }
 
   // The same with cuBLASLt's GEMMs (its GELU_BIAS epilogue, then the plain product).
@@ -198,11 +270,11 @@ class TensorParallelMlp {
     const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
     NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered_.get(), shard_elements,
                              ncclBfloat16, comm_.get(), stream));
-    const gemm::GemmArgs up = up_args(x_gathered_.get(), 0, layout_.tokens, nullptr);
-    const gemm::GemmArgs down = down_args(0, layout_.tokens, partial_.get(), nullptr);
+    const gemm::GemmArgs up = up_args(x_gathered_.get(), 0, layout_.padded_tokens(), nullptr);
+    const gemm::GemmArgs down = down_args(0, layout_.padded_tokens(), partials(), nullptr);
     cublaslt_.run(up.problem, up.a, up.b, up.epilogue, up.d, CUDA_R_16BF, stream);
     cublaslt_.run(down.problem, down.a, down.b, down.epilogue, down.d, CUDA_R_16BF, stream);
-    NCCL_CHECK(ncclReduceScatter(partial_.get(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
+    NCCL_CHECK(ncclReduceScatter(partials(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
                                  comm_.get(), stream));
   }
 
@@ -275,7 +347,7 @@ class TensorParallelMlp {
                                chunk_down_plan_, stream);
           continue;
         }
-        bf16* partial = partial_.get() + block.source_row * d;
+        bf16* partial = partials() + block.source_row * d;
         gemm::launch_planned(gemms_,
                              down_args(block.source_row, rows, partial, chunk_down_workspace_.get()),
                              chunk_down_plan_, stream);
@@ -341,8 +413,9 @@ class TensorParallelMlp {
   gemm::LaunchPlan up_plan_, down_plan_, chunk_up_plan_, chunk_down_plan_;  // all T rows, a chunk's
   const PeerMemory& x_shards_;       // every rank's exchange_.x_shard
   const PeerMemory& receive_slots_;  // every rank's exchange_.receive_slots
+  OneShotExchange& one_shot_;
   cudaStream_t stream_, copy_stream_;
-  DeviceBuffer<bf16> x_gathered_, h_, partial_, y_;
+  DeviceBuffer<bf16> x_gathered_, h_, y_;
   DeviceBuffer<unsigned char> up_workspace_, down_workspace_;
   DeviceBuffer<unsigned char> chunk_up_workspace_, chunk_down_workspace_;
   DeviceBuffer<float> reference_, magnitude_;

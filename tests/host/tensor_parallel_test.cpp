@@ -49,11 +49,11 @@ ShardLayout layout(int64_t tokens, int gpus, int chunks) {
 
 // ---- The command line --------------------------------------------------------------------------
 
-TEST(TensorParallelOptions, DefaultsAreEveryGpuOneChunkAndTheFourTokenCounts) {
+TEST(TensorParallelOptions, DefaultsAreEveryGpuOneChunkAndDecodeToPrefillTokenCounts) {
   const Options options = parse({});
   EXPECT_EQ(options.gpus, 0);
   EXPECT_EQ(options.chunks, 1);
-  EXPECT_EQ(options.token_counts, (std::vector<int64_t>{1024, 2048, 4096, 8192}));
+  EXPECT_EQ(options.token_counts, (std::vector<int64_t>{1, 64, 256, 1024, 4096, 8192}));
   EXPECT_FALSE(options.check_only);
   EXPECT_FALSE(options.help);
 }
@@ -92,37 +92,91 @@ TEST(TensorParallelOptions, RejectsBadCommandLinesNamingTheFlag) {
 // ---- The contract ------------------------------------------------------------------------------
 
 TEST(TensorParallelContract, TheGpusMustSplitDffIntoSlicesOfWholeVectors) {
-  for (const int gpus : {1, 2, 4, 7, 8, 14, 16, 28})
+  for (const int gpus : {1, 2, 4, 7, 8, 14, 16})
     EXPECT_FALSE(lesson19::gpu_count_violation(gpus, kDff)) << gpus;
-  for (const int gpus : {3, 5, 6, 9, 10, 12, 15, 0}) {
+  // 28 splits d_ff, but the one-shot kernels take at most kMostRanks ranks.
+  for (const int gpus : {3, 5, 6, 9, 10, 12, 15, 0, 28}) {
     const auto violation = lesson19::gpu_count_violation(gpus, kDff);
     ASSERT_TRUE(violation) << gpus;
     EXPECT_EQ(*violation, std::to_string(gpus) +
                               " GPU(s) cannot split d_ff = 14336 into equal slices of a multiple "
-                              "of 8 columns (--gpus 1, 2, 4, 7, 8, 14, 16, ...)");
+                              "of 8 columns, at most 16 GPUs (--gpus 1, 2, 4, 7, 8, 14, 16)");
   }
   // A slice must be a multiple of 8 columns, not only a whole number of them.
   EXPECT_TRUE(lesson19::gpu_count_violation(2, 8 * 3));
   EXPECT_FALSE(lesson19::gpu_count_violation(3, 8 * 3));
 }
 
-TEST(TensorParallelContract, TheTokensMustShareOutOverRanksAndChunks) {
-  EXPECT_FALSE(lesson19::contract_violation(layout(1024, 2, 4)));
-  EXPECT_FALSE(lesson19::contract_violation(layout(8, 2, 4)));
-  EXPECT_FALSE(lesson19::contract_violation(layout(1, 1, 1)));
-  EXPECT_FALSE(lesson19::contract_violation(layout(7 * 4 * 3, 7, 4)));
-  for (const int64_t tokens : {int64_t(1020), int64_t(4), int64_t(0), int64_t(1028)}) {
+TEST(TensorParallelContract, AnyTokenCountFromOne) {
+  for (const int64_t tokens : {1, 2, 3, 7, 63, 1020, 1024, 1028, 8191})
+    for (const int gpus : {1, 2, 4, 7})
+      for (const int chunks : {1, 3, 4})
+        EXPECT_FALSE(lesson19::contract_violation(layout(tokens, gpus, chunks)))
+            << tokens << " tokens, " << gpus << " GPUs, " << chunks << " chunks";
+  for (const int64_t tokens : {int64_t(0), int64_t(-4)}) {
     const auto violation = lesson19::contract_violation(layout(tokens, 2, 4));
     ASSERT_TRUE(violation) << tokens;
-    EXPECT_EQ(*violation, "--tokens " + std::to_string(tokens) +
-                              ": with 2 GPU(s) and 4 chunk(s) the token count must be a multiple "
-                              "of 8 (GPUs x chunks), so that every rank owns T/G rows and every "
-                              "chunk T/(G c) of them");
+    EXPECT_EQ(*violation,
+              "--tokens " + std::to_string(tokens) + ": the token count must be at least 1");
   }
   // The GPU count is part of the contract too, and comes first.
   const auto violation = lesson19::contract_violation(layout(1024, 3, 1));
   ASSERT_TRUE(violation);
   EXPECT_NE(violation->find("3 GPU(s) cannot split d_ff"), std::string::npos);
+}
+
+// Every rank holds R rows, a whole number of chunks; the tokens fill the ranks in order, and what
+// is left is padding, all of it after the last token and less than one row per rank and chunk.
+TEST(TensorParallelContract, TheRowsArePaddedToWholeChunks) {
+  for (int64_t tokens = 1; tokens <= 200; ++tokens)
+    for (const int gpus : {1, 2, 4, 7, 8})
+      for (const int chunks : {1, 2, 3}) {
+        const ShardLayout l = layout(tokens, gpus, chunks);
+        SCOPED_TRACE(testing::Message() << tokens << " tokens, " << gpus << " GPUs, " << chunks
+                                        << " chunks");
+        ASSERT_EQ(l.rows_per_rank() % chunks, 0);
+        ASSERT_EQ(l.rows_per_chunk() * chunks, l.rows_per_rank());
+        ASSERT_GE(l.padded_tokens(), tokens);
+        ASSERT_LT(l.padded_tokens() - tokens, int64_t(gpus) * chunks);
+        int64_t next_token = 0;
+        for (int rank = 0; rank < gpus; ++rank) {
+          // Rank r's tokens are its first rows, and they continue where rank r - 1's ended.
+          if (l.tokens_of(rank) > 0) {
+            ASSERT_EQ(next_token, rank * l.rows_per_rank());
+          }
+          next_token += l.tokens_of(rank);
+          // A rank that is not full is the last with tokens.
+          if (l.tokens_of(rank) < l.rows_per_rank()) {
+            for (int later = rank + 1; later < gpus; ++later) ASSERT_EQ(l.tokens_of(later), 0);
+          }
+        }
+        ASSERT_EQ(next_token, tokens);
+      }
+  // The README's example: 5 tokens on 2 ranks, one chunk: t0 t1 t2 | t3 t4 and a row of zeros.
+  const ShardLayout five = layout(5, 2, 1);
+  EXPECT_EQ(five.rows_per_rank(), 3);
+  EXPECT_EQ(five.tokens_of(0), 3);
+  EXPECT_EQ(five.tokens_of(1), 2);
+  // One token on two ranks: rank 1 holds only padding, and checks nothing.
+  const ShardLayout one = layout(1, 2, 1);
+  EXPECT_EQ(one.rows_per_rank(), 1);
+  EXPECT_EQ(one.tokens_of(0), 1);
+  EXPECT_EQ(one.tokens_of(1), 0);
+}
+
+// ---- The layer's choice ------------------------------------------------------------------------
+
+TEST(TensorParallelChoice, TheFastestCandidateOnItsSlowestRank) {
+  using lesson19::choose_layer;
+  // kCandidates: stream order, one-shot, overlapped.
+  EXPECT_EQ(choose_layer({95.0, 70.0, 160.0}), Variant::one_shot);
+  EXPECT_EQ(choose_layer({1800.0, 1700.0, 1530.0}), Variant::overlapped);
+  EXPECT_EQ(choose_layer({100.0, 101.0, 102.0}), Variant::stream_order);
+  // A tie goes to the earlier, simpler schedule.
+  EXPECT_EQ(choose_layer({80.0, 80.0, 90.0}), Variant::stream_order);
+  EXPECT_EQ(choose_layer({90.0, 80.0, 80.0}), Variant::one_shot);
+  // The reference is never a candidate.
+  for (const Variant candidate : lesson19::kCandidates) EXPECT_NE(candidate, Variant::cublas_nccl);
 }
 
 // ---- Where the rows go -------------------------------------------------------------------------
@@ -136,13 +190,13 @@ TEST(TensorParallelContract, TheTokensMustShareOutOverRanksAndChunks) {
 TEST(TensorParallelRows, EveryTokenRowLandsOnceInItsRankAndPosition) {
   for (const int gpus : {1, 2, 4, 7, 8})
     for (const int chunks : {1, 2, 4})
-      for (const int64_t multiple : {1, 3}) {
-        const ShardLayout l = layout(int64_t(gpus) * chunks * multiple, gpus, chunks);
+      for (const int64_t tokens_past : {int64_t(0), int64_t(2 * gpus * chunks), int64_t(1)}) {
+        const ShardLayout l = layout(int64_t(gpus) * chunks + tokens_past, gpus, chunks);
         const int64_t per_rank = l.rows_per_rank();
         SCOPED_TRACE(testing::Message() << gpus << " GPUs, " << chunks << " chunks, "
                                         << l.tokens << " tokens");
-        // Gather: row g of the gathered X holds token gathered[g].
-        std::vector<int64_t> gathered(size_t(l.tokens), -1);
+        // Gather: row g of the gathered X holds token gathered[g] (padding included: G R rows).
+        std::vector<int64_t> gathered(size_t(l.padded_tokens()), -1);
         for (int chunk = 0; chunk < chunks; ++chunk)
           for (int source = 0; source < gpus; ++source) {
             const lesson19::RowBlock block = lesson19::pulled_block(l, chunk, source);
@@ -246,6 +300,8 @@ TEST(TensorParallelTolerance, RoundingsPerVariant) {
     EXPECT_EQ(lesson19::partial_roundings(variant, 1), 0);
   EXPECT_EQ(lesson19::partial_roundings(Variant::overlapped, 2), 1);
   EXPECT_EQ(lesson19::partial_roundings(Variant::overlapped, 8), 1);
+  EXPECT_EQ(lesson19::partial_roundings(Variant::one_shot, 2), 1);
+  EXPECT_EQ(lesson19::partial_roundings(Variant::one_shot, 16), 1);
   EXPECT_EQ(lesson19::partial_roundings(Variant::stream_order, 2), 1);
   EXPECT_EQ(lesson19::partial_roundings(Variant::stream_order, 8), 7);
   EXPECT_EQ(lesson19::partial_roundings(Variant::cublas_nccl, 7), 6);
