@@ -71,13 +71,16 @@ __device__ inline float gelu_tanh_fast(float x) {
 }
 __device__ inline float silu_fast(float x) { return __fdividef(x, 1.0f + __expf(-x)); }
 
-// The activation chosen at compile time, with the fast GELU and SiLU (device code, float).
-template <Activation A>
-__device__ inline float activate_fast(float x) {
-  if constexpr (A == Activation::relu) return relu(x);
-  else if constexpr (A == Activation::gelu) return gelu_tanh_fast(x);
-  else if constexpr (A == Activation::silu) return silu_fast(x);
-  else return x;
+// The activation chosen at run time, with the fast GELU and SiLU (device code, float): what the
+// final kernel's fused epilogue calls, with the launch's activation, the same in every thread.
+__device__ inline float activate_fast(float x, Activation activation) {
+  switch (activation) {
+    case Activation::relu: return relu(x);
+    case Activation::gelu: return gelu_tanh_fast(x);
+    case Activation::silu: return silu_fast(x);
+    case Activation::none: break;
+  }
+  return x;
 }
 #endif
 

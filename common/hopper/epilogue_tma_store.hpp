@@ -46,6 +46,7 @@ struct TmaStoreEpilogue {
     CUtensorMap d_map, c_map, bias_map;
     float alpha, beta;  // C is read when beta != 0
     const gemm::bf16* bias;   // N values, or nullptr
+    gemm::Activation activation;
   };
 
   // The tensor maps. D's boxes are one subtile, in the swizzle of the subtile buffers; D is M x N
@@ -72,6 +73,7 @@ struct TmaStoreEpilogue {
     params.alpha = args.epilogue.alpha;
     params.beta = args.epilogue.beta;
     params.bias = args.epilogue.bias;
+    params.activation = args.epilogue.activation;
     return params;
   }
 
@@ -105,7 +107,7 @@ struct TmaStoreEpilogue {
   // One output of the fused epilogue, in fp32 before its rounding to bf16: its product, and the
   // bias of its column and C at its place (zeros where the launch has none).
   __device__ static float fused(float product, float bias, float c, const Params& params) {
-    return gemm::activate_fast<Kind::kActivation>(params.alpha * product + bias + params.beta * c);
+    return gemm::activate_fast(params.alpha * product + bias + params.beta * c, params.activation);
   }
 
   // A pair of adjacent outputs (row, column) and (row, column + 1), as bf16: the products
