@@ -26,6 +26,7 @@
 /// launches; a lesson's configurations are Configured kernels.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 
@@ -245,6 +246,11 @@ void launch_for_epilogue(const GemmArgs& args, const StreamKPlan& plan, cudaStre
 template <template <class> class KernelOf, int64_t MinIterations>
 struct OneConfiguration {
   using Plain = Configured<KernelOf<PlainEpilogue>>;
+  // No configurations to choose among (gemm::Lesson::configurations), and the kernel's launch
+  // policy says whether it waits for the kernel ahead (gemm::Lesson::waits_for_prerequisite).
+  static constexpr std::array<Configuration, 0> kConfigurations{};
+  static constexpr int kCount = 0;
+  static constexpr bool kWaitsForPrerequisite = KernelOf<PlainEpilogue>::Launch::kAfterPrerequisite;
 
   static LaunchPlan plan(const GemmProblem& problem, int /*configuration*/) {
     const StreamKPlan schedule = Plain::schedule(problem, MinIterations);

@@ -331,6 +331,9 @@ inline constexpr gemm::Lesson kLesson{
     // GPU holds at once, and the workspace it needs; then the launch on it.
     .plan = &Configurations::plan,
     .launch_planned = &Configurations::launch,
+    .configurations = Configurations::kConfigurations.data(),
+    .configuration_count = Configurations::kCount,
+    .waits_for_prerequisite = Configurations::kWaitsForPrerequisite,
 };
 
 }  // namespace lesson15

@@ -383,6 +383,8 @@ struct Bf16Configurations {
   }
   static constexpr std::array<gemm::Configuration, kCount> kConfigurations =
       configurations(std::make_index_sequence<kCount>{});
+  // Whether the kernels wait for the kernel ahead (gemm::Lesson::waits_for_prerequisite).
+  static constexpr bool kWaitsForPrerequisite = Launch::kAfterPrerequisite;
 
   static gemm::LaunchPlan plan(const gemm::GemmProblem& problem, int forced) {
     return plan_among(kEntries, kCount, problem, forced, costs_on_this_gpu());
@@ -420,6 +422,7 @@ inline constexpr gemm::Lesson kLesson{
     .launch_planned = &Configurations::launch,
     .configurations = Configurations::kConfigurations.data(),
     .configuration_count = Configurations::kCount,
+    .waits_for_prerequisite = Configurations::kWaitsForPrerequisite,
 };
 
 }  // namespace lesson16

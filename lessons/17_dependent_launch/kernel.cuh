@@ -76,7 +76,7 @@ inline constexpr gemm::Lesson kLesson{
     .launch_planned = &Configurations::launch,
     .configurations = Configurations::kConfigurations.data(),
     .configuration_count = Configurations::kCount,
-    .waits_for_prerequisite = true,
+    .waits_for_prerequisite = Configurations::kWaitsForPrerequisite,
 };
 
 }  // namespace lesson17
