@@ -15,7 +15,7 @@ namespace gemm {
 
 // The device attributes the course uses, as cudaDeviceGetAttribute and cudaGetDeviceProperties
 // report them. Clocks are the peak clocks the device reports, not the clock under load: an H100 at
-// its power limit runs its SMs well below the maximum (common/clock_monitor.hpp).
+// its power limit runs its SMs well below the maximum (common/harness/clock_monitor.hpp).
 struct DeviceFacts {
   std::string name;
   int compute_capability_major = 0;

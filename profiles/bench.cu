@@ -1,5 +1,5 @@
 // make bench: every registered lesson over the course's standard sweep of shapes, each timed
-// against cuBLAS with the paired protocol (common/timing.hpp): in the same process, alternately,
+// against cuBLAS with the paired protocol (common/harness/timing.hpp): in the same process, alternately,
 // pair by pair, with the SM clock and the power recorded. Writes one CSV row per lesson and shape.
 // A lesson with lesson 15's fused epilogue also gets rows for gelu(A * B^T + bias) and for
 // A * B^T + C, against cuBLASLt's matmul with the same epilogue, on the shapes with M and N of at
@@ -8,7 +8,7 @@
 //   gemm_bench --csv docs/results.csv --commit abc1234 [--lessons 1,2,7]
 //              [--shapes 4096,8192x8192x1024|standard|workloads] [--epilogues plain,bias_gelu,c]
 //
-// Without --shapes: the standard sweep (common/shape_sets.hpp).
+// Without --shapes: the standard sweep (common/harness/shape_sets.hpp).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "common/cli.hpp"
 #include "common/cuda_check.hpp"
-#include "common/runner.hpp"
-#include "common/shape_sets.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/runner.hpp"
+#include "common/harness/shape_sets.hpp"
 #include "lessons/registry.hpp"
 
 namespace {

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "common/activity_timeline.hpp"
-#include "common/cli.hpp"
 #include "common/cuda_check.hpp"
-#include "common/runner.hpp"
-#include "common/mlp_chain.hpp"
+#include "common/harness/activity_timeline.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/runner.hpp"
+#include "common/mlp/mlp_chain.hpp"
 #include "lessons/registry.hpp"
 
 namespace {

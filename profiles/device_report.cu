@@ -25,12 +25,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "common/cli.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/device_facts.hpp"
-#include "common/text_format.hpp"
-#include "common/timing.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/text_format.hpp"
+#include "common/harness/timing.hpp"
 
 namespace {
 

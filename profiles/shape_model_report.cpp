@@ -10,7 +10,7 @@
 //   shape_model_report --csv profiles/sweeps/configs_16_h200.csv --gpu h200 --points estimates.csv
 //
 // The shapes of the course's standard sweep and workload set are the ones the model's costs are
-// fitted on; every other shape of the file (the held-out set, common/shape_sets.hpp) is held out,
+// fitted on; every other shape of the file (the held-out set, common/harness/shape_sets.hpp) is held out,
 // and reported separately. Rows of configurations that the table no longer has are left out.
 //
 // --fit fits seven of the costs (all but the DRAM rate, which the lesson reads from the GPU, and the
@@ -45,9 +45,9 @@
 #include <string>
 #include <vector>
 
-#include "common/cli.hpp"
-#include "common/shape_sets.hpp"
-#include "common/timing.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/shape_sets.hpp"
+#include "common/harness/timing.hpp"
 #include "common/schedule/kernel_shape.hpp"
 #include "common/schedule/shape_model.hpp"
 #include "lessons/registry.hpp"

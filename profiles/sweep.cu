@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
 #include "profiles/variants.hpp"
 
 namespace sweep {

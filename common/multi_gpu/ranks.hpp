@@ -33,7 +33,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/cli.hpp"
+#include "common/harness/cli.hpp"
 
 namespace gemm {
 

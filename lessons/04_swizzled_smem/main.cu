@@ -1,5 +1,5 @@
 // Lesson 04: XOR-swizzled shared memory.
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
 #include "lessons/registry.hpp"
 
 int main(int argc, char** argv) { return gemm::run_lesson(gemm::lessons::lesson04(), argc, argv); }

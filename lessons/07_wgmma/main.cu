@@ -1,5 +1,5 @@
 // Lesson 07: wgmma, Hopper's warpgroup MMA.
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
 #include "lessons/registry.hpp"
 
 int main(int argc, char** argv) { return gemm::run_lesson(gemm::lessons::lesson07(), argc, argv); }

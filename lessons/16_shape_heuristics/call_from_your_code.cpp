@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
 #include "lessons/registry.hpp"
 
 int main() {

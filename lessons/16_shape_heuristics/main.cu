@@ -1,5 +1,5 @@
 // Lesson 16: a cost model chooses one of the final kernel's compiled configurations per problem.
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
 #include "lessons/registry.hpp"
 
 int main(int argc, char** argv) { return gemm::run_lesson(gemm::lessons::lesson16(), argc, argv); }

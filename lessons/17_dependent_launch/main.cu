@@ -1,10 +1,10 @@
 // Lesson 17: programmatic dependent launch. `lesson17` checks and times one GEMM like every
-// lesson; `lesson17 chain` runs the lesson's problem, the two-GEMM MLP chain (common/mlp_chain.hpp),
+// lesson; `lesson17 chain` runs the lesson's problem, the two-GEMM MLP chain (common/mlp/mlp_chain.hpp),
 // against lesson 16's kernels in stream order.
 #include <cstring>
 
-#include "common/mlp_chain.hpp"
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
+#include "common/mlp/mlp_chain.hpp"
 #include "lessons/registry.hpp"
 
 int main(int argc, char** argv) {

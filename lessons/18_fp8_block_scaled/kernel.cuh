@@ -3,7 +3,7 @@
 // Hopper's tensor cores multiply e4m3 (8-bit floats: 4 exponent bits, 3 mantissa bits, at most
 // 448) at twice the rate of bf16, and an e4m3 operand is half the bytes. e4m3 alone cannot hold a
 // matrix whose values span many orders of magnitude, so each block of values is divided by a
-// scale of its own before it is rounded to e4m3 (common/fp8_block_scaling.hpp): one fp32 scale
+// scale of its own before it is rounded to e4m3 (common/fp8/fp8_block_scaling.hpp): one fp32 scale
 // per row and 128 values of K for A, one per 128 x 128 block for B (gemm::BlockScaledOperands).
 // The product must put the scales back: D = sum over K blocks kb of
 //   scale_a[row][kb] * scale_b[column block][kb] * (the e4m3 products of block kb).

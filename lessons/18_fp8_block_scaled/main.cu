@@ -1,12 +1,12 @@
 // Lesson 18: fp8 with block scaling. `lesson18` checks and times one GEMM like every lesson
 // (against cuBLASLt's block-scaled fp8, with its per-tensor fp8 and the quantization reported
-// too); `lesson18 sweep` measures the lesson's table (README, common/fp8_sweep.hpp): every shape
+// too); `lesson18 sweep` measures the lesson's table (README, common/fp8/fp8_sweep.hpp): every shape
 // of a set, paired with cuBLASLt block-scaled, cuBLASLt per-tensor and lesson 16's bf16 kernel,
 // and what fp8 costs in accuracy against lesson 16 on the same inputs.
 #include <cstring>
 
-#include "common/fp8_sweep.hpp"
-#include "common/runner.hpp"
+#include "common/fp8/fp8_sweep.hpp"
+#include "common/harness/runner.hpp"
 #include "lessons/registry.hpp"
 
 int main(int argc, char** argv) {

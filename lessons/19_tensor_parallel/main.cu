@@ -17,16 +17,16 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include "common/activity_timeline.hpp"
-#include "common/cli.hpp"
 #include "common/cuda_check.hpp"
-#include "common/mlp_chain.hpp"
+#include "common/harness/activity_timeline.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/runner.hpp"
+#include "common/harness/timing.hpp"
+#include "common/mlp/mlp_chain.hpp"
 #include "common/multi_gpu/communicator.hpp"
 #include "common/multi_gpu/cuda_handles.hpp"
 #include "common/multi_gpu/peer_memory.hpp"
 #include "common/multi_gpu/ranks.hpp"
-#include "common/runner.hpp"
-#include "common/timing.hpp"
 #include "lessons/19_tensor_parallel/plan.hpp"
 #include "lessons/19_tensor_parallel/tensor_parallel_mlp.cuh"
 #include "lessons/registry.hpp"
@@ -123,7 +123,7 @@ size_t variant_index(Variant variant) {
 }
 
 // The layer's choice (TensorParallelMlp::choose), then four pairings (the paired protocol,
-// common/timing.hpp): one-shot against stream order, overlapped against stream order, the layer
+// common/harness/timing.hpp): one-shot against stream order, overlapped against stream order, the layer
 // against cuBLASLt + NCCL, the layer against its GEMMs alone. Every rank runs the same number of
 // pairs (agreed_timing_options), or their collectives would not match.
 TimingFigures time_variants(TensorParallelMlp& mlp, Communicator& comm, gemm::PairedTimer& timer,

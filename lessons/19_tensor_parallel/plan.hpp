@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "common/cli.hpp"
-#include "common/timing.hpp"
-#include "common/verify.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/timing.hpp"
+#include "common/harness/verify.hpp"
 
 namespace lesson19 {
 
@@ -300,7 +300,7 @@ inline double allowed_error_across_ranks(double reference, double reference_rms,
 // The paired protocol sizes its warm-up and its number of pairs from what it measures. Every
 // variant here runs collectives, and a collective that one rank calls more often than another
 // waits forever. So the ranks first agree on the slowest rank's time of one layer, and every
-// rank derives the same counts from it, as the course's defaults would (common/timing.hpp): at
+// rank derives the same counts from it, as the course's defaults would (common/harness/timing.hpp): at
 // least `pairs` timed pairs and 0.2 s of the lesson's runs, at least 5 warm-up pairs and 0.3 s.
 // The options returned make the timer measure nothing to decide (warmup_seconds and
 // min_timed_seconds 0).

@@ -1,10 +1,10 @@
 // Lesson 17: programmatic dependent launch.
 //
 // - The lesson's own check (LessonRunner::check) makes a kernel's inputs arrive late, from a
-//   kernel ahead of it that lets it start at once (common/late_inputs.hpp). That check must be
+//   kernel ahead of it that lets it start at once (common/harness/late_inputs.hpp). That check must be
 //   able to fail: lesson 15's kernel, which has no griddepcontrol.wait, launched the same way as a
 //   dependent, reads the inputs before they are there.
-// - The MLP chain (common/mlp_chain.hpp), four ways, at token counts below, at
+// - The MLP chain (common/mlp/mlp_chain.hpp), four ways, at token counts below, at
 //   and above one tile of rows, ragged included: H and Y checked.
 #include <gtest/gtest.h>
 
@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
-#include "common/ptx/grid_dependency.hpp"
-#include "common/reference.hpp"
 #include "common/hopper/epilogue_tma_store.hpp"
 #include "common/hopper/gemm_kernel.cuh"
 #include "common/hopper/mainloop_bf16.hpp"
-#include "common/mlp_chain.hpp"
+#include "common/mlp/mlp_chain.hpp"
+#include "common/ptx/grid_dependency.hpp"
+#include "common/references/reference.hpp"
 #include "lessons/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 

@@ -16,9 +16,9 @@
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
-#include "common/epilogue_reference.hpp"
-#include "common/random.hpp"
-#include "common/verify.hpp"
+#include "common/harness/random.hpp"
+#include "common/harness/verify.hpp"
+#include "common/references/epilogue_reference.hpp"
 #include "lessons/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 

@@ -13,8 +13,8 @@
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
-#include "common/fp8_block_scaling.hpp"
-#include "common/random.hpp"
+#include "common/fp8/fp8_block_scaling.hpp"
+#include "common/harness/random.hpp"
 #include "lessons/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 

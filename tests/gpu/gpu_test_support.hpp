@@ -1,6 +1,6 @@
 #pragma once
 
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
 
 namespace gpu_test_support {
 

@@ -8,7 +8,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
-#include "common/verify.hpp"
+#include "common/harness/verify.hpp"
 #include "lessons/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 

@@ -23,7 +23,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
 #include "lessons/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "common/activation.hpp"
-#include "common/epilogue_cpu.hpp"
+#include "common/references/epilogue_cpu.hpp"
 
 using gemm::Activation;
 using gemm::cpu_epilogue_fp64;

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "common/cli.hpp"
-#include "common/shape_sets.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/shape_sets.hpp"
 
 using gemm::OutputFormat;
 using gemm::parse_run_options;

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "common/reference.hpp"
+#include "common/references/reference.hpp"
 
 using gemm::cpu_gemm_fp64;
 using gemm::GemmProblem;

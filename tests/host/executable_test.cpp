@@ -10,7 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
 #include "lessons/registry.hpp"
 
 namespace {

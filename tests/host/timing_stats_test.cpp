@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "common/timing.hpp"
+#include "common/harness/timing.hpp"
 
 using gemm::summarize_samples;
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "common/verify.hpp"
+#include "common/harness/verify.hpp"
 
 using gemm::allowed_error;
 using gemm::normalized_error;

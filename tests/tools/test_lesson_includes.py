@@ -57,9 +57,9 @@ class LessonsStandOnCommon(unittest.TestCase):
             ("lessons/17_dependent_launch/kernel.cuh", "lessons/15_tma_store_epilogue/kernel.cuh"),
             ("lessons/19_tensor_parallel/main.cu", "lessons/19_tensor_parallel/plan.hpp"),
             ("lessons/08_tma_mbarrier/main.cu", "lessons/registry.hpp"),
-            ("common/mlp_chain.cu", "lessons/registry.hpp"),
+            ("common/mlp/mlp_chain.cu", "lessons/registry.hpp"),
         ]), [("lessons/17_dependent_launch/kernel.cuh", "lessons/15_tma_store_epilogue/kernel.cuh"),
-             ("common/mlp_chain.cu", "lessons/registry.hpp")])
+             ("common/mlp/mlp_chain.cu", "lessons/registry.hpp")])
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Tests of profiles/results_table.py on a synthetic results file (fixtures/fake_results.csv).
 
-The fixture has the columns `make bench` writes (csv_header() in common/run_report.cu, then date
+The fixture has the columns `make bench` writes (csv_header() in common/harness/run_report.cu, then date
 and commit): lessons 01 and 02 at 4096^3 and 8192^3, lesson 02 failing its check at 8192^3, and
 lesson 01 alone at 3000 x 5000 x 4000, measured without NVML (empty clock fields). One more row
 is lesson 15's bias + GELU epilogue at 4096^3 against cuBLASLt: it belongs to the fused table

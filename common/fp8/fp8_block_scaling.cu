@@ -1,4 +1,4 @@
-#include "common/fp8_block_scaling.hpp"
+#include "common/fp8/fp8_block_scaling.hpp"
 
 #include <cuda_fp8.h>
 

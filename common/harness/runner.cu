@@ -1,14 +1,14 @@
-// The LessonRunner (common/runner.hpp): a lesson's inputs, workspace, launches, checks and paired
+// The LessonRunner (common/harness/runner.hpp): a lesson's inputs, workspace, launches, checks and paired
 // timings on one GPU, which the executables, the tests, the benchmark and the grader share.
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include "common/cuda_check.hpp"
-#include "common/epilogue_reference.hpp"
-#include "common/late_inputs.hpp"
-#include "common/random.hpp"
+#include "common/harness/late_inputs.hpp"
+#include "common/harness/random.hpp"
+#include "common/references/epilogue_reference.hpp"
 
 namespace gemm {
 

@@ -70,7 +70,7 @@ std::vector<std::string> split_list(const std::string& text);
 std::vector<int64_t> parse_integer_list(const std::string& flag, const std::string& text,
                                         int64_t minimum, int64_t maximum);
 // A comma-separated list of problem shapes, each `S` (S x S x S), `MxNxK` ("4096,8192x8192x1024")
-// or the name of one of the course's lists, `standard` or `workloads` (common/shape_sets.hpp);
+// or the name of one of the course's lists, `standard` or `workloads` (common/harness/shape_sets.hpp);
 // every dimension in [1, 2^30]; throws UsageError naming the flag otherwise. Does not check the
 // shape contract.
 std::vector<GemmProblem> parse_shape_list(const std::string& flag, const std::string& text);

@@ -1,4 +1,4 @@
-#include "common/mlp_chain.hpp"
+#include "common/mlp/mlp_chain.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "common/cli.hpp"
 #include "common/cuda_check.hpp"
-#include "common/random.hpp"
-#include "common/runner.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/random.hpp"
+#include "common/harness/runner.hpp"
 
 namespace gemm {
 

@@ -16,7 +16,7 @@
 //      the clock did between pairs.
 //
 // During the timed pairs a ClockMonitor records the SM clock, the power and the throttle reasons
-// (common/clock_monitor.hpp), and the result reports them.
+// (common/harness/clock_monitor.hpp), and the result reports them.
 
 #include <cstddef>
 #include <functional>
@@ -24,8 +24,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "common/clock_monitor.hpp"
 #include "common/device_buffer.hpp"
+#include "common/harness/clock_monitor.hpp"
 
 namespace gemm {
 

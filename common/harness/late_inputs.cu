@@ -1,4 +1,4 @@
-#include "common/late_inputs.hpp"
+#include "common/harness/late_inputs.hpp"
 
 #include <stdexcept>
 #include <string>

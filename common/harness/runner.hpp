@@ -13,19 +13,19 @@
 
 #include <cuda_runtime_api.h>
 
-#include "common/cli.hpp"
 #include "common/device_buffer.hpp"
-#include "common/fp8_block_scaling.hpp"
-#include "common/fp8_reference.hpp"
+#include "common/fp8/fp8_block_scaling.hpp"
 #include "common/gemm.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/timing.hpp"
+#include "common/harness/verify.hpp"
 #include "common/lesson.hpp"
-#include "common/reference.hpp"
-#include "common/timing.hpp"
-#include "common/verify.hpp"
+#include "common/references/fp8_reference.hpp"
+#include "common/references/reference.hpp"
 
 namespace gemm {
 
-class EpilogueReference;  // common/epilogue_reference.hpp: cuBLASLt's fused epilogue
+class EpilogueReference;  // common/references/epilogue_reference.hpp: cuBLASLt's fused epilogue
 
 struct DeviceInfo {
   int ordinal = 0;
@@ -86,7 +86,7 @@ struct CheckResult {
 //     A lesson that waits for its prerequisite (lesson 17) needs a first launch anyway, so that its
 //     one-time host work (loading the kernel, occupancy queries) does not delay the checked one.
 //   - late_inputs: the checked launch gets its inputs late, from a kernel ahead of it that also
-//     watches D and the workspace (common/late_inputs.hpp), for a lesson that waits for its
+//     watches D and the workspace (common/harness/late_inputs.hpp), for a lesson that waits for its
 //     prerequisite on the device.
 // The launch on other inputs catches a missing reset only where the race it leaves goes wrong (the
 // last part adding stale sums before the other parts wrote theirs), so a lesson that declares its
@@ -153,9 +153,9 @@ class LessonRunner {
   // timeout) and compares D with cuBLAS (cuBLASLt for an epilogue) and, for small shapes, with
   // fp64 on the CPU. Before that, the launches of check_plan(lesson): one on other inputs for a
   // lesson whose workspace resets itself, and late inputs for one that waits for its prerequisite
-  // on the device (lesson 17; common/late_inputs.hpp).
+  // on the device (lesson 17; common/harness/late_inputs.hpp).
   CheckResult check(const Lesson& lesson);
-  // The paired protocol (common/timing.hpp): the lesson against cuBLAS with bf16 output, or
+  // The paired protocol (common/harness/timing.hpp): the lesson against cuBLAS with bf16 output, or
   // against cuBLASLt's fused epilogue (cuBLAS + an elementwise kernel for SiLU).
   PairedTiming time_against_reference(const Lesson& lesson, const TimingOptions& options);
   // The paired protocol with another lesson as the reference (the grader: a submission against

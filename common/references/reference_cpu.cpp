@@ -1,6 +1,6 @@
 #include <stdexcept>
 
-#include "common/reference.hpp"
+#include "common/references/reference.hpp"
 
 namespace gemm {
 

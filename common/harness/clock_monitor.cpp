@@ -1,4 +1,4 @@
-#include "common/clock_monitor.hpp"
+#include "common/harness/clock_monitor.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,13 +1,13 @@
 // What a lesson can run: on the GPU at hand (its compute capability and this build's targets), with
-// the epilogue and the configuration a command line asks for (common/runner.hpp).
-#include "common/runner.hpp"
+// the epilogue and the configuration a command line asks for (common/harness/runner.hpp).
+#include "common/harness/runner.hpp"
 
 #include <sstream>
 #include <string>
 
 #include "common/cuda_check.hpp"
 #include "common/device_facts.hpp"
-#include "common/text_format.hpp"
+#include "common/harness/text_format.hpp"
 
 // The CUDA architectures this build targets (CMAKE_CUDA_ARCHITECTURES), set by CMake.
 #ifndef GEMM_CUDA_ARCHITECTURES

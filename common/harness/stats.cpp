@@ -2,7 +2,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "common/timing.hpp"
+#include "common/harness/timing.hpp"
 
 namespace gemm {
 

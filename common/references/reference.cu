@@ -1,4 +1,4 @@
-#include "common/reference.hpp"
+#include "common/references/reference.hpp"
 
 #include "common/cuda_check.hpp"
 

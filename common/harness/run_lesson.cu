@@ -1,14 +1,14 @@
-// run_lesson(): the whole life of a lesson executable (common/runner.hpp): its command line, the
+// run_lesson(): the whole life of a lesson executable (common/harness/runner.hpp): its command line, the
 // checks of the GPU and the flags, the run, the report and the exit status.
-#include "common/runner.hpp"
+#include "common/harness/runner.hpp"
 
 #include <cstdio>
 #include <fstream>
 
 #include "common/cuda_check.hpp"
-#include "common/fp8_reference.hpp"
+#include "common/harness/text_format.hpp"
 #include "common/launch.hpp"
-#include "common/text_format.hpp"
+#include "common/references/fp8_reference.hpp"
 
 namespace gemm {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/timing.hpp"
+#include "common/harness/timing.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "common/cli.hpp"
+#include "common/harness/cli.hpp"
 
 namespace gemm {
 

@@ -1,4 +1,4 @@
-#include "common/verify.hpp"
+#include "common/harness/verify.hpp"
 
 #include <algorithm>
 #include <cstdio>

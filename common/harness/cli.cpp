@@ -1,6 +1,6 @@
-#include "common/cli.hpp"
+#include "common/harness/cli.hpp"
 
-#include "common/shape_sets.hpp"
+#include "common/harness/shape_sets.hpp"
 
 #include <cerrno>
 #include <cmath>

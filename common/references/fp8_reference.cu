@@ -1,4 +1,4 @@
-#include "common/fp8_reference.hpp"
+#include "common/references/fp8_reference.hpp"
 
 #include "common/cuda_check.hpp"
 

@@ -1,10 +1,10 @@
 // The report of a lesson's run: the human table, the CSV row of `make bench` and the JSON of the
-// grader (common/runner.hpp).
-#include "common/runner.hpp"
+// grader (common/harness/runner.hpp).
+#include "common/harness/runner.hpp"
 
 #include <sstream>
 
-#include "common/text_format.hpp"
+#include "common/harness/text_format.hpp"
 
 namespace gemm {
 namespace {

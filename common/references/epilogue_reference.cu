@@ -1,4 +1,4 @@
-#include "common/epilogue_reference.hpp"
+#include "common/references/epilogue_reference.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -15,12 +15,12 @@
 #include <cuda_runtime_api.h>
 
 #include "common/device_buffer.hpp"
-#include "common/epilogue_reference.hpp"
 #include "common/gemm.hpp"
+#include "common/harness/timing.hpp"
+#include "common/harness/verify.hpp"
 #include "common/lesson.hpp"
-#include "common/reference.hpp"
-#include "common/timing.hpp"
-#include "common/verify.hpp"
+#include "common/references/epilogue_reference.hpp"
+#include "common/references/reference.hpp"
 
 namespace gemm {
 

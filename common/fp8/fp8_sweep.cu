@@ -1,4 +1,4 @@
-#include "common/fp8_sweep.hpp"
+#include "common/fp8/fp8_sweep.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "common/cli.hpp"
 #include "common/cuda_check.hpp"
-#include "common/runner.hpp"
-#include "common/shape_sets.hpp"
-#include "common/text_format.hpp"
+#include "common/harness/cli.hpp"
+#include "common/harness/runner.hpp"
+#include "common/harness/shape_sets.hpp"
+#include "common/harness/text_format.hpp"
 
 namespace gemm {
 

@@ -1,6 +1,6 @@
 #pragma once
 // cuBLASLt's fp8 matrix multiplication, the reference lesson 18 is timed against: the same e4m3
-// operands and scales (common/fp8_block_scaling.hpp), bf16 output, fp32 accumulation.
+// operands and scales (common/fp8/fp8_block_scaling.hpp), bf16 output, fp32 accumulation.
 //   - block-scaled: cuBLASLt's A is our B with BLK128x128_32F scales, its B our A with
 //     VEC128_32F scales (cuBLAS 12.9 and later, Hopper only); the bytes of our scales are the
 //     layouts it reads. It needs M % 4 == 0 (and has no fast accumulation);
@@ -17,7 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/device_buffer.hpp"
-#include "common/fp8_block_scaling.hpp"
+#include "common/fp8/fp8_block_scaling.hpp"
 #include "common/gemm.hpp"
 
 namespace gemm {

@@ -9,8 +9,8 @@
 #include <cuda_runtime_api.h>
 
 #include "common/device_buffer.hpp"
-#include "common/epilogue_cpu.hpp"
 #include "common/gemm.hpp"
+#include "common/references/epilogue_cpu.hpp"
 
 namespace gemm {
 

@@ -1,4 +1,4 @@
-#include "common/epilogue_cpu.hpp"
+#include "common/references/epilogue_cpu.hpp"
 
 #include <stdexcept>
 
