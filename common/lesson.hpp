@@ -10,6 +10,7 @@
 #include "common/gemm.hpp"
 #include "common/schedule/kernel_shape.hpp"
 #include "common/schedule/stream_k.hpp"
+#include "common/workloads/kinds.hpp"
 
 namespace gemm {
 
@@ -17,13 +18,6 @@ namespace gemm {
 enum class MinArch {
   sm80,   // mma.sync, ldmatrix, cp.async: any GPU from Ampere on (lessons 01-06)
   sm90a,  // wgmma, TMA, setmaxnreg: Hopper's arch-specific target, compute capability 9.0 only
-};
-
-// What a lesson multiplies: the course's bf16 A and B, or lesson 18's e4m3 A and B with their
-// block scales (GemmArgs::fp8), made by the harness from the same bf16 matrices.
-enum class Operands {
-  bf16,
-  e4m3_block_scaled,
 };
 
 // One compiled configuration of a lesson that has several (lessons 16-18): its name and what the
@@ -49,7 +43,7 @@ struct LaunchPlan {
 // offers (lessonNN::kLesson: the launch, the workspace, ...); the lesson's description says the
 // rest (LessonDescription, below), and lessons/CMakeLists.txt writes the two into the entry.
 struct Lesson {
-  // Described (LessonDescription): kLesson leaves these four, fused_epilogue and operands unset.
+  // Described (LessonDescription): kLesson leaves these four, fused_epilogue and workload unset.
   int id = 0;                   // 1..18
   int parent = 0;               // the lesson whose kernel this one starts from; 0 for lesson 01
   const char* slug = nullptr;   // folder name without the number, e.g. "smem_tiling"
@@ -87,9 +81,10 @@ struct Lesson {
   // The lesson's kernel is launched as a dependent of the kernel ahead of it in the stream, and
   // waits for it on the device (lesson 17): the check makes its inputs arrive late (runner.hpp).
   bool waits_for_prerequisite = false;
-  // Described. NEW in lesson 18: the operands the lesson reads; it has a shape contract of its own
-  // (block_scaled_contract_violation) and is checked and timed against references of its kind.
-  Operands operands = Operands::bf16;
+  // Described: what the lesson multiplies (lesson.json's "operands"), the kind of workload that
+  // owns its inputs, its shape contract, its check and its references
+  // (common/workloads/workload.hpp): the course's bf16 A and B, or lesson 18's block-scaled e4m3.
+  const WorkloadKind* workload = &workloads::kind_bf16;
 };
 
 // What the course says of a lesson without building it, in one place that the build and the tools
@@ -101,7 +96,7 @@ struct LessonDescription {
   int parent;
   const char* slug;
   const char* title;
-  Operands operands;
+  const WorkloadKind* workload;  // "operands": workloads::kind_<operands>
   bool fused_epilogue;
 };
 
@@ -109,7 +104,7 @@ struct LessonDescription {
 // places could disagree (the entries that lessons/CMakeLists.txt writes assert it).
 constexpr bool leaves_description_out(const Lesson& kernel_entry) {
   return kernel_entry.id == 0 && kernel_entry.parent == 0 && kernel_entry.slug == nullptr &&
-         kernel_entry.title == nullptr && kernel_entry.operands == Operands::bf16 &&
+         kernel_entry.title == nullptr && kernel_entry.workload == &workloads::kind_bf16 &&
          !kernel_entry.fused_epilogue;
 }
 
@@ -119,7 +114,7 @@ constexpr Lesson with_description(Lesson kernel_entry, const LessonDescription& 
   kernel_entry.parent = description.parent;
   kernel_entry.slug = description.slug;
   kernel_entry.title = description.title;
-  kernel_entry.operands = description.operands;
+  kernel_entry.workload = description.workload;
   kernel_entry.fused_epilogue = description.fused_epilogue;
   return kernel_entry;
 }

@@ -4,7 +4,8 @@
 # refuse a missing or malformed description with the same one-line message
 # (tests/tools/test_lesson_descriptions.py).
 
-# The names of gemm::Operands (common/lesson.hpp), as a lesson.json spells them.
+# The kinds of workload (gemm::workloads::kind_<name>, common/workloads/kinds.hpp), as a
+# lesson.json spells them in "operands".
 set(GEMM_LESSON_OPERANDS bf16 e4m3_block_scaled)
 
 # The description of the lesson in `folder` (an absolute path), as the initializer of a
@@ -77,6 +78,6 @@ function(read_lesson_description out folder)
        .parent = ${parent},
        .slug = \"${slug}\",
        .title = \"${title}\",
-       .operands = gemm::Operands::${operands},
+       .workload = &gemm::workloads::kind_${operands},
        .fused_epilogue = ${fused_epilogue}}" PARENT_SCOPE)
 endfunction()

@@ -126,13 +126,14 @@ int main(int argc, char** argv) {
       const GemmProblem& shape = test_case.shape;
       const gemm::EpilogueOptions& epilogue = test_case.epilogue.options;
       runner.set_problem(shape, /*seed=*/1, epilogue);
-      gemm::Operands operands = gemm::Operands::bf16;
+      const gemm::WorkloadKind* inputs = &gemm::workloads::kind_bf16;
       for (const gemm::Lesson* lesson : lessons) {
         if (gemm::epilogue_refusal(*lesson, epilogue)) continue;
-        // Lesson 18's e4m3 operands, made from the same seed's A and B (its own inputs).
-        if (lesson->operands != operands) {
-          operands = lesson->operands;
-          runner.set_problem(shape, /*seed=*/1, epilogue, operands);
+        // A lesson of another kind (lesson 18's e4m3 operands) gets its own inputs, made from the
+        // same seed's A and B.
+        if (lesson->workload != inputs) {
+          inputs = lesson->workload;
+          runner.set_problem(shape, /*seed=*/1, epilogue, *inputs);
         }
         if (const auto reason = gemm::unsupported_reason(*lesson, runner.device())) {
           std::printf("%s skipped: %s\n", gemm::lesson_name(*lesson).c_str(), reason->c_str());

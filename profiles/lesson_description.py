@@ -13,7 +13,8 @@ lesson.json says the rest, for example lessons/17_dependent_launch/lesson.json:
 
 parent       the lesson whose kernel this one starts from (`make diff`), 0 for the first lesson
 title        one line: what the lesson adds (no quotes or backslashes: it becomes a C++ string)
-operands     what the lesson multiplies, a gemm::Operands: "bf16", or "e4m3_block_scaled" (lesson
+operands     what the lesson multiplies, its kind of workload (gemm::workloads::kind_<operands>,
+             common/workloads/): "bf16", or "e4m3_block_scaled" (lesson
              18: e4m3 A and B with block scales, whose shape contract asks K % 16 == 0)
 fused_epilogue  whether it computes lesson 15's D = act(alpha * A * B^T + beta * C + bias)
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "common/harness/runner.hpp"
 #include "common/harness/shape_sets.hpp"
 #include "common/harness/text_format.hpp"
+#include "common/workloads/block_scaled_e4m3.hpp"
 
 namespace gemm {
 
@@ -71,8 +73,7 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
                 "quant ms", "reference", "MHz", "configuration, then each alone vs the reference");
     bool all_passed = true;
     for (const GemmProblem& shape : shapes) {
-      runner.set_problem(shape, /*seed=*/1, EpilogueOptions{},
-                         Operands::e4m3_block_scaled);
+      runner.set_problem(shape, /*seed=*/1, EpilogueOptions{}, *lesson.workload);
       // What lesson 16 loses on these inputs (bf16 all the way), then lesson 18.
       runner.check(bf16_lesson);
       const double bf16_error = runner.relative_rms_error_against_bf16_product();
@@ -84,14 +85,23 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
                     (long long)shape.k, check.against_cublas.summary(shape.n).c_str());
         continue;
       }
+      // Lesson 18's workload, for its references and its quantization alone.
+      auto* workload = dynamic_cast<BlockScaledE4m3*>(&runner.workload(*lesson.workload));
+      if (!workload) throw std::logic_error("the fp8 sweep runs lessons of block-scaled e4m3");
+      const ProblemBuffers buffers = runner.buffers();
+      const auto against_fp8 = [&](Fp8Scaling scaling) {
+        return runner.time_against(
+            lesson,
+            [&](cudaStream_t stream) { workload->run_fp8_reference(buffers, scaling, stream); },
+            timing);
+      };
       const bool block = Fp8Reference::block_scaling_takes(shape);
-      const PairedTiming against_block =
-          block ? runner.time_against_fp8(lesson, Fp8Scaling::block, timing)
-                : PairedTiming{};
+      const PairedTiming against_block = block ? against_fp8(Fp8Scaling::block) : PairedTiming{};
       const PairedTiming against_tensor =
-          runner.time_against_fp8(lesson, Fp8Scaling::per_tensor, timing);
+          against_fp8(Fp8Scaling::per_tensor);
       const PairedTiming against_bf16 = runner.time_against_lesson(lesson, bf16_lesson, timing);
-      const PairedTiming quantization = runner.time_quantization(lesson, timing);
+      const PairedTiming quantization = runner.time_against(
+          lesson, [&](cudaStream_t stream) { workload->quantize_again(buffers, stream); }, timing);
       std::string each;  // each configuration against the same reference
       for (int i = 0; alone && i < lesson.configuration_count; ++i) {
         const PairedTiming forced = runner.time_against_reference(

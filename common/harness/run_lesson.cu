@@ -8,7 +8,6 @@
 #include "common/cuda_check.hpp"
 #include "common/harness/text_format.hpp"
 #include "common/launch.hpp"
-#include "common/references/fp8_reference.hpp"
 
 namespace gemm {
 namespace {
@@ -32,9 +31,7 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
     std::printf("%s", usage_text(program).c_str());
     return kExitPass;
   }
-  const bool fp8 = lesson.operands == Operands::e4m3_block_scaled;
-  if (const auto violation = fp8 ? block_scaled_contract_violation(options.problem)
-                                 : shape_contract_violation(options.problem))
+  if (const auto violation = lesson.workload->contract_violation(options.problem))
     return fail(kExitBadUsage, *violation);
   if (const auto refusal = epilogue_refusal(lesson, options.epilogue))
     return fail(kExitBadUsage, *refusal);
@@ -54,7 +51,7 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
     if (baseline)
       if (const auto reason = unsupported_reason(*baseline, runner.device()))
         return fail(kExitUnsupportedGpu, *reason);
-    runner.set_problem(options.problem, options.seed, options.epilogue, lesson.operands);
+    runner.set_problem(options.problem, options.seed, options.epilogue, *lesson.workload);
 
     if (options.profile) {
       // Exactly two launches of the lesson's kernel (a warm-up and the one to profile), no cuBLAS
@@ -75,6 +72,8 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
     report.problem = options.problem;
     report.seed = options.seed;
     report.epilogue = options.epilogue;
+    report.inputs = runner.inputs_description(chosen);
+    report.check_reference = runner.check_reference_name(chosen);
     if (options.check) report.check = runner.check(chosen);
     const bool check_failed = report.check && !report.check->passed();
     if (!check_failed && options.time) {
@@ -85,17 +84,11 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
         report.reference_name = lesson_name(*baseline) + " (reference solution)";
         report.timing = runner.time_against_lesson(chosen, *baseline, timing);
       } else {
-        report.reference_name = runner.reference_name();
+        report.reference_name = runner.reference_name(chosen);
         report.timing = runner.time_against_reference(chosen, timing);
-        // NEW in lesson 18: cuBLASLt's per-tensor fp8 too, and the quantization of A and B.
-        if (fp8) {
-          if (Fp8Reference::block_scaling_takes(options.problem))
-            report.comparisons.push_back(
-                {Fp8Reference::describe(Fp8Scaling::per_tensor),
-                 runner.time_against_fp8(chosen, Fp8Scaling::per_tensor, timing)});
-          report.comparisons.push_back({"quantizing A (1x128) and B (128x128) from bf16",
-                                        runner.time_quantization(chosen, timing)});
-        }
+        // What else the lesson's workload pairs it with (lesson 18: cuBLASLt's per-tensor fp8,
+        // and the quantization of A and B).
+        report.comparisons = runner.time_comparisons(chosen, timing);
       }
     }
     if (report.check || report.timing.timed()) report.configuration = runner.configuration_that_ran(chosen);

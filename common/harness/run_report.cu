@@ -17,11 +17,8 @@ std::string format_table(const RunReport& report) {
   out << name << "  " << report.lesson->slug << ": " << report.lesson->title << "\n";
   out << "GPU       " << report.device.name << " (compute capability " << report.device.major << "."
       << report.device.minor << ", " << report.device.sm_count << " SMs)\n";
-  const bool fp8 = report.lesson->operands == Operands::e4m3_block_scaled;
   out << "problem   M=" << report.problem.m << " N=" << report.problem.n << " K=" << report.problem.k
-      << (fp8 ? "  (e4m3 in with 1x128 / 128x128 fp32 scales, fp32 accumulate, bf16 out; seed "
-              : "  (bf16 in, fp32 accumulate, bf16 out; seed ")
-      << report.seed << ")\n";
+      << "  (" << report.inputs << "; seed " << report.seed << ")\n";
   if (report.epilogue.given) out << "epilogue  " << describe_epilogue(report.epilogue) << "\n";
   if (!report.configuration.empty())
     out << "config    " << report.configuration
@@ -30,9 +27,7 @@ std::string format_table(const RunReport& report) {
   if (report.check) {
     const CheckResult& check = *report.check;
     out << "check     " << (check.against_cublas.passed() ? "PASS" : "FAIL") << " vs "
-        << (fp8 ? std::string("cuBLAS fp32 of the dequantized operands")
-                : report.epilogue.given ? report.reference_name + " fp32" : std::string("cuBLAS fp32"))
-        << ": " << check.against_cublas.summary(report.problem.n) << "\n";
+        << report.check_reference << ": " << check.against_cublas.summary(report.problem.n) << "\n";
     if (check.against_cpu)
       out << "          " << (check.against_cpu->passed() ? "PASS" : "FAIL")
           << " vs fp64 on the CPU: " << check.against_cpu->summary(report.problem.n) << "\n";

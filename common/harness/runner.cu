@@ -8,7 +8,6 @@
 #include "common/cuda_check.hpp"
 #include "common/harness/late_inputs.hpp"
 #include "common/harness/random.hpp"
-#include "common/references/epilogue_reference.hpp"
 
 namespace gemm {
 
@@ -22,19 +21,6 @@ uint64_t fnv1a(const void* data, size_t bytes) {
   return hash;
 }
 
-// (The stream's work first: `data` may still be being written.)
-std::vector<float> download_floats(const float* data, size_t count, cudaStream_t stream) {
-  std::vector<float> values(count);
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(float), cudaMemcpyDeviceToHost));
-  return values;
-}
-
-std::vector<float> download_as_float(const bf16* data, size_t count) {
-  std::vector<bf16> values(count);
-  CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(bf16), cudaMemcpyDeviceToHost));
-  return std::vector<float>(values.begin(), values.end());
-}
 }  // namespace
 
 LessonRunner::LessonRunner(int device_ordinal)
@@ -47,11 +33,10 @@ LessonRunner::~LessonRunner() {
 }
 
 void LessonRunner::set_problem(const GemmProblem& problem, uint64_t seed,
-                               const EpilogueOptions& epilogue, Operands operands) {
+                               const EpilogueOptions& epilogue, const WorkloadKind& kind) {
   problem_ = problem;
   seed_ = seed;
   epilogue_options_ = epilogue;
-  operands_ = operands;
   a_.resize(size_t(problem.m * problem.k));
   b_.resize(size_t(problem.n * problem.k));
   // The guard zone: up to 256 rows past the end of D, where a kernel that forgets to predicate
@@ -65,18 +50,27 @@ void LessonRunner::set_problem(const GemmProblem& problem, uint64_t seed,
   if (c_.size() > 0) fill_uniform(c_.get(), c_.size(), 4 * seed + 2, stream_);
   bias_.resize(epilogue.bias ? size_t(problem.n) : 0);
   if (bias_.size() > 0) fill_uniform(bias_.get(), bias_.size(), 4 * seed + 3, stream_);
-  // cuBLASLt (and its workspace) only for the epilogue's check and timing.
-  if (!this->epilogue().is_plain() && !epilogue_reference_)
-    epilogue_reference_ = std::make_unique<EpilogueReference>();
-  // Lesson 18: blocks of A (1 x 128) and B (128 x 128) far apart in magnitude, then quantized.
-  if (operands == Operands::e4m3_block_scaled) {
-    spread_block_magnitudes(a_.get(), problem.m, problem.k, 1, 4 * seed, stream_);
-    spread_block_magnitudes(b_.get(), problem.n, problem.k, BlockScaledOperands::kBlock,
-                            4 * seed + 1, stream_);
-    if (!fp8_inputs_) fp8_inputs_ = std::make_unique<BlockScaledInputs>();
-    if (!fp8_reference_) fp8_reference_ = std::make_unique<Fp8Reference>();
-    fp8_inputs_->quantize(problem, a_.get(), b_.get(), stream_);
-  }
+  // What the kind's lessons read, made from the bf16 inputs just drawn.
+  inputs_kind_ = &kind;
+  workload(kind).make_inputs(buffers(), stream_);
+}
+
+Workload& LessonRunner::workload(const WorkloadKind& kind) {
+  std::unique_ptr<Workload>& made = workloads_[&kind];
+  if (!made) made = kind.make();
+  return *made;
+}
+
+ProblemBuffers LessonRunner::buffers() const {
+  ProblemBuffers buffers;
+  buffers.problem = problem_;
+  buffers.seed = seed_;
+  buffers.epilogue = epilogue();
+  buffers.a = a_.get();
+  buffers.b = b_.get();
+  buffers.d = d_.get();
+  buffers.guard_elements = guard_elements();
+  return buffers;
 }
 
 Epilogue LessonRunner::epilogue() const {
@@ -96,12 +90,11 @@ GemmArgs LessonRunner::args(const Lesson& lesson, Workspace& workspace) {
   args.b = b_.get();
   args.d = d_.get();
   args.epilogue = epilogue();
-  if (lesson.operands == Operands::e4m3_block_scaled) {
-    if (operands_ != Operands::e4m3_block_scaled)
-      throw std::logic_error(lesson_name(lesson) + " reads e4m3 operands: set_problem must make "
-                             "them (Operands::e4m3_block_scaled)");
-    args.fp8 = fp8_inputs_->operands();
-  }
+  Workload& lesson_workload = workload(*lesson.workload);
+  if (lesson.workload != inputs_kind_ && !lesson_workload.reads_only_bf16_inputs())
+    throw std::logic_error(lesson_name(lesson) + " reads " + lesson.workload->name +
+                           " operands: set_problem must make them (its kind of workload)");
+  lesson_workload.add_operands(args);
   // What the lesson runs for the problem, decided once for this operation: the launches, the
   // workspace and the flag check all take this plan.
   workspace.plan = plan_launch(lesson, problem_);
@@ -159,7 +152,7 @@ CheckResult LessonRunner::check(const Lesson& lesson) {
     launch(lesson);
     synchronize_or_timeout(stream_, launch_timeout_seconds());
   }
-  CheckResult result = verify_current_output(lesson.operands);
+  CheckResult result = verify_current_output(*lesson.workload);
   result.early_writes = early_writes;
   if (plan.flags_checked) result.flag_bytes_left_set = flag_bytes_left_set(lesson);
   return result;
@@ -231,62 +224,10 @@ EarlyWrites LessonRunner::launch_with_late_inputs(const Lesson& lesson) {
   return early;
 }
 
-CheckResult LessonRunner::verify_current_output(Operands operands) {
-  reference_.resize(size_t(d_elements()));
-  if (operands == Operands::e4m3_block_scaled) return verify_block_scaled_output();
-  const Epilogue fused = epilogue();
-  if (fused.is_plain())
-    cublas_.run_fp32_output(problem_, a_.get(), b_.get(), reference_.get(), stream_);
-  else
-    epilogue_reference_->run(problem_, a_.get(), b_.get(), fused, reference_.get(), CUDA_R_32F,
-                             stream_);
-  CheckResult result;
-  result.against_cublas = verify_on_device(d_.get(), reference_.get(), d_elements(),
-                                           d_.get() + d_elements(), guard_elements(), stream_);
-
+CheckResult LessonRunner::verify_current_output(const WorkloadKind& kind) {
+  CheckResult result = workload(kind).verify(buffers(), cpu_reference_fits(), stream_);
   const std::vector<bf16> d = download_d();
   result.output_hash = fnv1a(d.data(), d.size() * sizeof(bf16));
-  if (cpu_reference_fits()) {
-    const std::vector<float> a = download_as_float(a_.get(), a_.size());
-    const std::vector<float> b = download_as_float(b_.get(), b_.size());
-    std::vector<double> expected = cpu_gemm_fp64(a, b, problem_);
-    if (!fused.is_plain())
-      expected = cpu_epilogue_fp64(expected, problem_, fused, download_as_float(c_.get(), c_.size()),
-                                   download_as_float(bias_.get(), bias_.size()));
-    result.against_cpu = verify_on_host(d, expected);
-  }
-  return result;
-}
-
-CheckResult LessonRunner::verify_block_scaled_output() {
-  // The values the operands stand for, in fp32; their product; the product of their magnitudes
-  // (sum over K of |a| |b|), which the allowance for the tensor cores' fp8 sums scales with.
-  DeviceBuffer<float> a(a_.size()), b(b_.size()), magnitude(static_cast<size_t>(d_elements()));
-  dequantize(problem_, fp8_inputs_->operands(), a.get(), b.get(), stream_);
-  cublas_.run_fp32_inputs(problem_, a.get(), b.get(), reference_.get(), stream_);
-  const bool on_cpu = cpu_reference_fits();
-  std::vector<float> host_a, host_b;
-  if (on_cpu) {
-    host_a = download_floats(a.get(), a.size(), stream_);
-    host_b = download_floats(b.get(), b.size(), stream_);
-  }
-  absolute_values(a.get(), int64_t(a.size()), stream_);
-  absolute_values(b.get(), int64_t(b.size()), stream_);
-  cublas_.run_fp32_inputs(problem_, a.get(), b.get(), magnitude.get(), stream_);
-  const double per_unit = fp8_allowance_per_unit(problem_.k);
-  CheckResult result;
-  result.against_cublas = verify_on_device(d_.get(), reference_.get(), d_elements(),
-                                           d_.get() + d_elements(), guard_elements(), stream_,
-                                           ExtraAllowance{magnitude.get(), per_unit});
-  const std::vector<bf16> d = download_d();
-  result.output_hash = fnv1a(d.data(), d.size() * sizeof(bf16));
-  if (on_cpu) {
-    const std::vector<double> expected = cpu_gemm_fp64(host_a, host_b, problem_);
-    for (float& value : host_a) value = std::fabs(value);
-    for (float& value : host_b) value = std::fabs(value);
-    result.against_cpu =
-        verify_on_host(d, expected, cpu_gemm_fp64(host_a, host_b, problem_), per_unit);
-  }
   return result;
 }
 
@@ -310,19 +251,16 @@ void LessonRunner::fill_workspace(const Lesson& lesson, unsigned char byte) {
   workspace_.zeroed = false;
 }
 
-namespace {
-// Lesson 18's reference: cuBLASLt's block-scaled fp8 where it takes the shape, else its
-// per-tensor fp8.
-Fp8Scaling reference_scaling(const GemmProblem& problem) {
-  return Fp8Reference::block_scaling_takes(problem) ? Fp8Scaling::block : Fp8Scaling::per_tensor;
+std::string LessonRunner::reference_name(const Lesson& lesson) {
+  return workload(*lesson.workload).timing_reference_name(buffers());
 }
-}  // namespace
 
-std::string LessonRunner::reference_name() const {
-  if (operands_ == Operands::e4m3_block_scaled)
-    return Fp8Reference::describe(reference_scaling(problem_));
-  const Epilogue fused = epilogue();
-  return fused.is_plain() ? "cuBLAS" : epilogue_reference_->describe(fused);
+std::string LessonRunner::check_reference_name(const Lesson& lesson) {
+  return workload(*lesson.workload).check_reference_name(buffers());
+}
+
+std::string LessonRunner::inputs_description(const Lesson& lesson) {
+  return workload(*lesson.workload).describe_inputs();
 }
 
 RunReport LessonRunner::check_and_time(const Lesson& lesson, const TimingOptions& options) {
@@ -332,17 +270,19 @@ RunReport LessonRunner::check_and_time(const Lesson& lesson, const TimingOptions
   report.problem = problem_;
   report.seed = seed_;
   report.epilogue = epilogue_options_;
+  report.inputs = inputs_description(lesson);
+  report.check_reference = check_reference_name(lesson);
   report.check = check(lesson);
   report.configuration = configuration_that_ran(lesson);
   if (report.check->passed()) {
-    report.reference_name = reference_name();
+    report.reference_name = reference_name(lesson);
     report.timing = time_against_reference(lesson, options);
   }
   return report;
 }
 
-PairedTiming LessonRunner::time_lesson_with(const Lesson& lesson, const PairedTimer::Operation& other,
-                                            const TimingOptions& options) {
+PairedTiming LessonRunner::time_against(const Lesson& lesson, const PairedTimer::Operation& other,
+                                        const TimingOptions& options) {
   const GemmArgs lesson_args = args(lesson, workspace_);
   const LaunchPlan& plan = workspace_.plan;
   return timer_.time([&](cudaStream_t stream) { launch_planned(lesson, lesson_args, plan, stream); },
@@ -351,41 +291,21 @@ PairedTiming LessonRunner::time_lesson_with(const Lesson& lesson, const PairedTi
                      [&](cudaStream_t stream) { prepare_workspace(lesson, workspace_, stream); });
 }
 
-PairedTiming LessonRunner::time_against_fp8(const Lesson& lesson, Fp8Scaling scaling,
-                                            const TimingOptions& options) {
-  return time_lesson_with(
-      lesson,
-      [&](cudaStream_t stream) {
-        fp8_reference_->run(problem_, scaling, *fp8_inputs_, d_.get(), stream);
-      },
-      options);
-}
-
-PairedTiming LessonRunner::time_quantization(const Lesson& lesson, const TimingOptions& options) {
-  // Into the operands' own buffers: the same values again.
-  return time_lesson_with(
-      lesson,
-      [&](cudaStream_t stream) {
-        fp8_inputs_->quantize_blocks(problem_, a_.get(), b_.get(), stream);
-      },
-      options);
-}
-
 PairedTiming LessonRunner::time_against_reference(const Lesson& lesson,
                                                   const TimingOptions& options) {
-  if (lesson.operands == Operands::e4m3_block_scaled)
-    return time_against_fp8(lesson, reference_scaling(problem_), options);
-  const Epilogue fused = epilogue();
-  return time_lesson_with(
-      lesson,
-      [&](cudaStream_t stream) {
-        if (fused.is_plain())
-          cublas_.run_bf16_output(problem_, a_.get(), b_.get(), d_.get(), stream);
-        else
-          epilogue_reference_->run(problem_, a_.get(), b_.get(), fused, d_.get(), CUDA_R_16BF,
-                                   stream);
-      },
+  Workload& reference = workload(*lesson.workload);
+  const ProblemBuffers problem = buffers();
+  return time_against(
+      lesson, [&](cudaStream_t stream) { reference.run_timing_reference(problem, stream); },
       options);
+}
+
+std::vector<RunReport::Comparison> LessonRunner::time_comparisons(const Lesson& lesson,
+                                                                  const TimingOptions& options) {
+  std::vector<RunReport::Comparison> timed;
+  for (const Workload::Comparison& comparison : workload(*lesson.workload).comparisons(buffers()))
+    timed.push_back({comparison.name, time_against(lesson, comparison.run, options)});
+  return timed;
 }
 
 PairedTiming LessonRunner::time_against_lesson(const Lesson& lesson, const Lesson& baseline,

@@ -6,6 +6,7 @@
 //   run_lesson.cu     run_lesson(): the whole life of a lesson executable
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,18 +15,16 @@
 #include <cuda_runtime_api.h>
 
 #include "common/device_buffer.hpp"
-#include "common/fp8/fp8_block_scaling.hpp"
 #include "common/gemm.hpp"
+#include "common/harness/check_result.hpp"
 #include "common/harness/cli.hpp"
 #include "common/harness/timing.hpp"
 #include "common/harness/verify.hpp"
 #include "common/lesson.hpp"
-#include "common/references/fp8_reference.hpp"
 #include "common/references/reference.hpp"
+#include "common/workloads/workload.hpp"
 
 namespace gemm {
-
-class EpilogueReference;  // common/references/epilogue_reference.hpp: cuBLASLt's fused epilogue
 
 struct DeviceInfo {
   int ordinal = 0;
@@ -53,29 +52,6 @@ std::string describe_epilogue(const EpilogueOptions& epilogue);
 
 // The fp64 CPU reference is also used when M * N * K is at most this (about a tenth of a second).
 inline constexpr double kCpuReferenceMaxMacs = double(1 << 27);
-
-// What a lesson wrote before the kernel ahead of it had finished (the late-input check of a lesson
-// that waits for its prerequisite, lesson 17): elements of D and its guard zone, and 2-byte words
-// of its workspace. The kernel ahead may still read that memory, so any of it is an error.
-struct EarlyWrites {
-  int64_t d_elements = 0;
-  int64_t workspace_words = 0;
-  bool any() const { return d_elements > 0 || workspace_words > 0; }
-};
-
-struct CheckResult {
-  VerifyReport against_cublas;                 // cuBLAS / cuBLASLt, fp32 output
-  std::optional<VerifyReport> against_cpu;     // fp64 on the CPU, small shapes only
-  EarlyWrites early_writes;                    // late-input check only; none otherwise
-  // Of a workspace that resets itself: the bytes of its flags (Lesson::workspace_flag_bytes)
-  // that the launch left non-zero, which the next launch would take for parts already counted.
-  int64_t flag_bytes_left_set = 0;
-  uint64_t output_hash = 0;                    // FNV-1a of D's bytes: reruns must agree
-  bool passed() const {
-    return against_cublas.passed() && (!against_cpu || against_cpu->passed()) &&
-           !early_writes.any() && flag_bytes_left_set == 0;
-  }
-};
 
 // What check() does besides comparing D, from what the lesson declares. A check must fail
 // whatever a wrong kernel gets right by chance, and two chances need launches of their own:
@@ -106,7 +82,9 @@ struct RunReport {
   GemmProblem problem;
   uint64_t seed = 0;
   EpilogueOptions epilogue;
+  std::string inputs = "bf16 in, fp32 accumulate, bf16 out";  // the lesson's workload's words
   std::optional<CheckResult> check;
+  std::string check_reference = "cuBLAS fp32";  // what the check compared D with
   std::string reference_name = "cuBLAS";
   std::string configuration;  // the configuration that ran (lesson 16), or empty
   PairedTiming timing;  // timing.timed() is false when the check failed
@@ -137,33 +115,48 @@ class LessonRunner {
   const DeviceInfo& device() const { return device_; }
 
   // Allocates A, B and D for the problem and fills A and B with fresh random values. An
-  // epilogue that reads C (beta != 0) or a bias gets those too, also random. With
-  // Operands::e4m3_block_scaled (lesson 18), A's and B's blocks are then spread over many orders
-  // of magnitude (spread_block_magnitudes) and quantized to block-scaled e4m3; bf16 lessons run on
-  // the same, spread, A and B.
+  // epilogue that reads C (beta != 0) or a bias gets those too, also random. Then the workload of
+  // `kind` makes its inputs from them (common/workloads/workload.hpp; lesson 18's spreads A's and
+  // B's blocks over many orders of magnitude and quantizes them). Lessons of that kind run on them,
+  // and so do lessons whose kind reads only bf16 inputs (the same, spread, A and B).
   void set_problem(const GemmProblem& problem, uint64_t seed,
                    const EpilogueOptions& epilogue = EpilogueOptions{},
-                   Operands operands = Operands::bf16);
+                   const WorkloadKind& kind = workloads::kind_bf16);
   const GemmProblem& problem() const { return problem_; }
 
   // One launch of the lesson into D (workspace allocated, and zeroed where the lesson needs it).
   // Does not wait.
   void launch(const Lesson& lesson);
   // Poisons D and the guard zone after it, launches the lesson once, waits (with a deadlock
-  // timeout) and compares D with cuBLAS (cuBLASLt for an epilogue) and, for small shapes, with
-  // fp64 on the CPU. Before that, the launches of check_plan(lesson): one on other inputs for a
+  // timeout) and compares D with its workload's reference (cuBLAS, cuBLASLt for an epilogue) and,
+  // for small shapes, with fp64 on the CPU. Before that, the launches of check_plan(lesson): one on other inputs for a
   // lesson whose workspace resets itself, and late inputs for one that waits for its prerequisite
   // on the device (lesson 17; common/harness/late_inputs.hpp).
   CheckResult check(const Lesson& lesson);
-  // The paired protocol (common/harness/timing.hpp): the lesson against cuBLAS with bf16 output, or
-  // against cuBLASLt's fused epilogue (cuBLAS + an elementwise kernel for SiLU).
+  // The paired protocol (common/harness/timing.hpp): the lesson against its workload's reference
+  // (cuBLAS with bf16 output, cuBLASLt's fused epilogue, cuBLASLt's fp8).
   PairedTiming time_against_reference(const Lesson& lesson, const TimingOptions& options);
+  // The paired protocol against any operation on the runner's stream (the lesson's workspace
+  // prepared before each of its runs).
+  PairedTiming time_against(const Lesson& lesson, const PairedTimer::Operation& other,
+                            const TimingOptions& options);
+  // The lesson against each of its workload's further comparisons (lesson 18: cuBLASLt's
+  // per-tensor fp8, the quantization of A and B), named.
+  std::vector<RunReport::Comparison> time_comparisons(const Lesson& lesson,
+                                                      const TimingOptions& options);
   // The paired protocol with another lesson as the reference (the grader: a submission against
   // the course's solution).
   PairedTiming time_against_lesson(const Lesson& lesson, const Lesson& baseline,
                                    const TimingOptions& options);
-  // What time_against_reference compares with: "cuBLAS", "cuBLASLt GELU_BIAS epilogue", ...
-  std::string reference_name() const;
+  // What time_against_reference compares the lesson with: "cuBLAS", "cuBLASLt GELU_BIAS
+  // epilogue", ...; what check compares D with; and the lesson's inputs, in words.
+  std::string reference_name(const Lesson& lesson);
+  std::string check_reference_name(const Lesson& lesson);
+  std::string inputs_description(const Lesson& lesson);
+  // The workload of a kind (made at its first use, then kept), and the current problem's buffers
+  // as a workload sees them: for a kind's own tools and tests (lesson 18's sweep).
+  Workload& workload(const WorkloadKind& kind);
+  ProblemBuffers buffers() const;
   // The lesson on the current problem, checked and, if the check passed, timed against the
   // reference (make bench and make sweep).
   RunReport check_and_time(const Lesson& lesson, const TimingOptions& options);
@@ -174,18 +167,11 @@ class LessonRunner {
   const bf16* a() const { return a_.get(); }
   const bf16* b() const { return b_.get(); }
   int64_t d_elements() const { return problem_.m * problem_.n; }
-  // Lesson 18's operands of the current problem (set_problem with Operands::e4m3_block_scaled).
-  BlockScaledOperands block_scaled_operands() const { return fp8_inputs_->operands(); }
   int64_t guard_elements() const { return int64_t(d_.size()) - d_elements(); }
-  // Compares the current contents of D (no launch) the way check() does, for a lesson with these
-  // operands. Lesson 18's reference is the product of the values its operands stand for (e4m3
-  // times scale), in fp32, with the allowance of kFp8SliceAllowance for the tensor cores' sums.
-  CheckResult verify_current_output(Operands operands = Operands::bf16);
-  // The paired protocol against cuBLASLt's fp8 with the given scaling (lesson 18), and the
-  // quantization of A and B (the reference side: quantize_1x128 and quantize_128x128).
-  PairedTiming time_against_fp8(const Lesson& lesson, Fp8Scaling scaling,
-                               const TimingOptions& options);
-  PairedTiming time_quantization(const Lesson& lesson, const TimingOptions& options);
+  // Compares the current contents of D (no launch) the way check() does, for a lesson of this
+  // kind of workload (lesson 18's: the product of the values its operands stand for, with the
+  // allowance for the tensor cores' fp8 sums).
+  CheckResult verify_current_output(const WorkloadKind& kind = workloads::kind_bf16);
   // sqrt(sum (d - ref)^2 / sum ref^2) of the current D against the fp32 product of the bf16 A and
   // B: what a lesson's output loses against the exact product of its bf16 inputs.
   double relative_rms_error_against_bf16_product();
@@ -213,13 +199,8 @@ class LessonRunner {
     LaunchPlan plan;  // what the lesson that uses it runs for the current problem (args())
   };
   GemmArgs args(const Lesson& lesson, Workspace& workspace);
-  // verify_current_output for lesson 18's operands.
-  CheckResult verify_block_scaled_output();
   // Whether the problem is small enough for the fp64 reference on the CPU (kCpuReferenceMaxMacs).
   bool cpu_reference_fits() const;
-  // The paired protocol: the lesson (its workspace prepared before each run) against `other`.
-  PairedTiming time_lesson_with(const Lesson& lesson, const PairedTimer::Operation& other,
-                                const TimingOptions& options);
   // check()'s first launch (CheckPlan::other_inputs_first): the lesson on other random A and B,
   // into D and the lesson's workspace as they are. Waits for it.
   void launch_on_other_inputs(const Lesson& lesson);
@@ -237,10 +218,8 @@ class LessonRunner {
   DeviceInfo device_;
   cudaStream_t stream_ = nullptr;
   CublasGemm cublas_;
-  std::unique_ptr<EpilogueReference> epilogue_reference_;  // created for the first epilogue
-  Operands operands_ = Operands::bf16;
-  std::unique_ptr<BlockScaledInputs> fp8_inputs_;      // with Operands::e4m3_block_scaled
-  std::unique_ptr<Fp8Reference> fp8_reference_;
+  std::map<const WorkloadKind*, std::unique_ptr<Workload>> workloads_;  // one of each kind met
+  const WorkloadKind* inputs_kind_ = &workloads::kind_bf16;  // the kind that made the inputs
   PairedTimer timer_;
   GemmProblem problem_{0, 0, 0};
   uint64_t seed_ = 0;

@@ -15,6 +15,7 @@
 #include "common/device_buffer.hpp"
 #include "common/fp8/fp8_block_scaling.hpp"
 #include "common/harness/random.hpp"
+#include "common/workloads/block_scaled_e4m3.hpp"
 #include "lessons/registry.hpp"
 #include "tests/gpu/gpu_test_support.hpp"
 
@@ -116,12 +117,13 @@ TEST(BlockScaling, CheckCatchesAWrongScaleAndALostSlice) {
     GTEST_SKIP() << *reason;
   }
   const GemmProblem p{256, 256, 512};
-  runner.set_problem(p, /*seed=*/91, {}, gemm::Operands::e4m3_block_scaled);
+  runner.set_problem(p, /*seed=*/91, {}, *lesson.workload);
   ASSERT_TRUE(runner.check(lesson).passed());
 
   // The kernel gets copies of the scales with one changed; the check's reference keeps the true
   // ones (the runner's).
-  const BlockScaledOperands operands = runner.block_scaled_operands();
+  const BlockScaledOperands operands =
+      dynamic_cast<gemm::BlockScaledE4m3&>(runner.workload(*lesson.workload)).operands();
   const int64_t rows = BlockScaledOperands::scale_rows(p.m);
   const int64_t k_blocks = BlockScaledOperands::k_blocks(p.k);
   std::vector<float> a_scales = download(operands.a_scales, size_t(k_blocks * rows));
@@ -140,7 +142,7 @@ TEST(BlockScaling, CheckCatchesAWrongScaleAndALostSlice) {
     // (no workspace: lesson 18's schedules are data-parallel)
     gemm::launch_planned(lesson, args, gemm::plan_launch(lesson, p), runner.stream());
     CUDA_CHECK(cudaStreamSynchronize(runner.stream()));
-    return runner.verify_current_output(lesson.operands);
+    return runner.verify_current_output(*lesson.workload);
   };
   ASSERT_TRUE(run_with(a_scales, b_scales).passed()) << "the unchanged copies must pass";
 
@@ -170,7 +172,7 @@ TEST(BlockScaling, AOver2GElements) {
     GTEST_SKIP() << *reason;
   }
   const GemmProblem p{524288, 128, 4112};
-  runner.set_problem(p, /*seed=*/93, {}, gemm::Operands::e4m3_block_scaled);
+  runner.set_problem(p, /*seed=*/93, {}, *lesson.workload);
   const gemm::CheckResult result = runner.check(lesson);
   EXPECT_TRUE(result.passed()) << result.against_cublas.summary(p.n);
 }

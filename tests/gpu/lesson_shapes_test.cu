@@ -73,13 +73,13 @@ TEST_P(LessonShapes, Correct) {
     GTEST_SKIP() << *reason;
   }
 
-  // Lesson 18's contract asks for K % 16 == 0: the shapes outside it are not its to run.
-  if (lesson.operands == gemm::Operands::e4m3_block_scaled)
-    if (const auto violation = gemm::block_scaled_contract_violation(shape.problem))
-      GTEST_SKIP() << "outside lesson 18's shape contract: " << *violation;
+  // A kind of workload may have a contract of its own (lesson 18's asks for K % 16 == 0): the
+  // shapes outside it are not its lessons' to run.
+  if (const auto violation = lesson.workload->contract_violation(shape.problem))
+    GTEST_SKIP() << "outside the " << lesson.workload->name << " shape contract: " << *violation;
 
   // Fresh random inputs for each case (the seed follows the shape), output poisoned before the run.
-  runner.set_problem(shape.problem, /*seed=*/1000 + std::get<1>(GetParam()), {}, lesson.operands);
+  runner.set_problem(shape.problem, /*seed=*/1000 + std::get<1>(GetParam()), {}, *lesson.workload);
   const gemm::CheckResult first = runner.check(lesson);
   EXPECT_TRUE(first.against_cublas.passed())
       << "vs cuBLAS: " << first.against_cublas.summary(shape.problem.n);
@@ -164,12 +164,12 @@ void expect_correct_and_repeatable(gemm::LessonRunner& runner, const Lesson& les
                                    const GemmProblem& problem) {
   const gemm::CheckResult result = runner.check(lesson);
   EXPECT_TRUE(result.against_cublas.passed())
-      << "vs " << runner.reference_name() << ": " << result.against_cublas.summary(problem.n);
+      << "vs " << runner.reference_name(lesson) << ": " << result.against_cublas.summary(problem.n);
   if (result.against_cpu)
     EXPECT_TRUE(result.against_cpu->passed())
         << "vs fp64 CPU: " << result.against_cpu->summary(problem.n);
   runner.check(lesson);
-  EXPECT_EQ(runner.verify_current_output(lesson.operands).output_hash, result.output_hash)
+  EXPECT_EQ(runner.verify_current_output(*lesson.workload).output_hash, result.output_hash)
       << "two runs on the same inputs gave different outputs";
 }
 
@@ -243,7 +243,7 @@ TEST_P(LessonConfigurations, Correct) {
   }
   const gemm::EpilogueOptions options =
       epilogue_id < 0 ? gemm::EpilogueOptions{} : kEpilogues[size_t(epilogue_id)].options;
-  runner.set_problem(shape.problem, /*seed=*/3000 + shape_id, options, lesson.operands);
+  runner.set_problem(shape.problem, /*seed=*/3000 + shape_id, options, *lesson.workload);
   expect_correct_and_repeatable(runner, lesson, shape.problem);
 }
 
@@ -260,9 +260,7 @@ std::vector<ConfigurationParam> configuration_cases() {
       const bool dependent = lesson.waits_for_prerequisite;
       for (const std::string& shape :
            dependent ? kDependentConfigurationShapes : kConfigurationShapes) {
-        const bool fp8 = lesson.operands == gemm::Operands::e4m3_block_scaled;
-        if (fp8 && gemm::block_scaled_contract_violation(kShapes[shape_index(shape)].problem))
-          continue;
+        if (lesson.workload->contract_violation(kShapes[shape_index(shape)].problem)) continue;
         cases.emplace_back(lesson.id, configuration, shape_index(shape), -1);
       }
       if (lesson.fused_epilogue)

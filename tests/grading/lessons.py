@@ -40,7 +40,7 @@ class Lesson:
     folder: str            # "lessons/08_tma_mbarrier"
     signature: list        # ["HGMMA", "UTMALDG", "SYNCS.PHASECHK"]; [] for none
     k_multiple: int = 8    # what the lesson's shape contract asks K to be a multiple of
-    operands: str = "bf16"  # gemm::Operands: bf16, or e4m3_block_scaled (lesson 18)
+    operands: str = "bf16"  # the kind of workload: bf16, or e4m3_block_scaled (lesson 18)
     # Computes D = act(alpha * A * B^T + beta * C + bias) (lessons 15-17): graded with it too
     # (shapes.fused_runs).
     fused_epilogue: bool = False

@@ -148,7 +148,7 @@ TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
       EXPECT_NE(gemm::find_lesson(lessons[i].parent), nullptr) << gemm::lesson_name(lessons[i]);
     }
     // (Lesson 18's e4m3 operands come with the plain product.)
-    const bool bf16 = lessons[i].operands == gemm::Operands::bf16;
+    const bool bf16 = lessons[i].workload == &gemm::workloads::kind_bf16;
     EXPECT_EQ(lessons[i].fused_epilogue, lessons[i].id >= 15 && bf16) << gemm::lesson_name(lessons[i]);
     EXPECT_EQ(bf16, lessons[i].id != 18) << gemm::lesson_name(lessons[i]);
     std::set<std::string> names;
@@ -181,13 +181,13 @@ TEST(Registry, AnEntryIsTheKernelsPartWithTheDescription) {
                      .parent = 6,
                      .slug = "seventh",
                      .title = "a title",
-                     .operands = gemm::Operands::e4m3_block_scaled,
+                     .workload = &gemm::workloads::kind_e4m3_block_scaled,
                      .fused_epilogue = true});
   EXPECT_EQ(entry.id, 7);
   EXPECT_EQ(entry.parent, 6);
   EXPECT_STREQ(entry.slug, "seventh");
   EXPECT_STREQ(entry.title, "a title");
-  EXPECT_EQ(entry.operands, gemm::Operands::e4m3_block_scaled);
+  EXPECT_EQ(entry.workload, &gemm::workloads::kind_e4m3_block_scaled);
   EXPECT_TRUE(entry.fused_epilogue);
   EXPECT_EQ(entry.min_arch, gemm::MinArch::sm90a);
   EXPECT_TRUE(entry.zeroed_workspace);

@@ -56,7 +56,7 @@ def cpp_initializer(description):
             f"       .parent = {description['parent']},\n"
             f"       .slug = \"{description['slug']}\",\n"
             f"       .title = \"{description['title']}\",\n"
-            f"       .operands = gemm::Operands::{description['operands']},\n"
+            f"       .workload = &gemm::workloads::kind_{description['operands']},\n"
             f"       .fused_epilogue = {str(description['fused_epilogue']).lower()}}}")
 
 
