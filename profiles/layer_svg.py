@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Lesson 19's layer at every token count, as a picture: each way's time over stream order's.
+
+Usage: layer_svg.py LAYER.csv --title "..." [--rank R] [--out FILE.svg]
+
+LAYER.csv is what `lesson19 --csv` writes: per token count and rank, the medians and the ratios of
+the paired timings. The picture takes one rank's rows (default rank 0) and draws, against the
+token count on a log axis, the one-shot and the overlapped variants' time over stream order's
+(each from its own pairing), and the layer's (the variant it chose; 1 where it chose stream order
+itself) as larger dots on top. The dashed line at 1 is stream order: below it a variant is
+faster. Standard library only. Without --out the picture goes to docs/img/<the file's name>.svg.
+"""
+import argparse
+import csv
+import math
+import sys
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+DEFAULT_IMAGE_DIR = Path(__file__).resolve().parent.parent / "docs" / "img"
+
+WIDTH, HEIGHT = 620, 360          # the plot, in SVG pixels
+LEFT, TOP, RIGHT, BOTTOM = 70, 50, 20, 90
+SERIES = (("one_shot_over_stream", "one-shot / stream order", "#4c78a8"),
+          ("overlapped_over_stream", "overlapped / stream order", "#54a24b"),
+          ("layer_over_stream", "the layer (its choice) / stream order", "#f58518"))
+NEEDED = {"tokens", "rank", "layer"} | {column for column, _, _ in SERIES}
+
+
+class LayerError(Exception):
+    """A file this tool cannot read; one line."""
+
+
+def read_layer(text, rank=0, origin="layer"):
+    """[(tokens, {column: ratio}, layer)] of one rank's rows, by token count."""
+    rows = list(csv.DictReader(text.splitlines()))
+    if not rows or not NEEDED <= set(rows[0]):
+        raise LayerError(f"{origin}: needs the columns {', '.join(sorted(NEEDED))} "
+                         "(lesson19 --csv)")
+    points = []
+    for number, row in enumerate(rows, start=2):
+        if row["rank"] != str(rank):
+            continue
+        try:
+            tokens = int(row["tokens"])
+            ratios = {column: float(row[column]) for column, _, _ in SERIES}
+        except ValueError:
+            raise LayerError(f"{origin}:{number}: a token count or ratio that is not a number") from None
+        if tokens < 1 or min(ratios.values()) <= 0:
+            raise LayerError(f"{origin}:{number}: a token count or ratio that is not positive")
+        points.append((tokens, ratios, row["layer"]))
+    if not points:
+        raise LayerError(f"{origin}: no rows of rank {rank}")
+    return sorted(points)
+
+
+def render_svg(points, title):
+    tokens = [point[0] for point in points]
+    low_x, high_x = math.log2(tokens[0]) - 0.5, math.log2(tokens[-1]) + 0.5
+    ratios = [ratio for _, values, _ in points for ratio in values.values()] + [1.0]
+    low_y = math.floor(min(ratios) * 10) / 10
+    high_y = math.ceil(max(ratios) * 10) / 10
+    width, height = LEFT + WIDTH + RIGHT, TOP + HEIGHT + BOTTOM
+
+    def x(value):
+        return LEFT + (math.log2(value) - low_x) / (high_x - low_x) * WIDTH
+
+    def y(value):
+        return TOP + HEIGHT - (value - low_y) / (high_y - low_y) * HEIGHT
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{width / 2:.1f}" y="24" text-anchor="middle" font-size="14">'
+           f'{escape(title)}</text>']
+    steps = round((high_y - low_y) / 0.1)
+    for step in range(steps + 1):
+        value = low_y + step * 0.1
+        out.append(f'<line x1="{LEFT}" y1="{y(value):.1f}" x2="{LEFT + WIDTH}" y2="{y(value):.1f}" '
+                   'stroke="#dddddd"/>')
+        out.append(f'<text x="{LEFT - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{value:.1f}</text>')
+    for count in tokens:
+        out.append(f'<line x1="{x(count):.1f}" y1="{TOP}" x2="{x(count):.1f}" y2="{TOP + HEIGHT}" '
+                   'stroke="#eeeeee"/>')
+        out.append(f'<text x="{x(count):.1f}" y="{TOP + HEIGHT + 16}" text-anchor="middle">{count}</text>')
+    out.append(f'<line x1="{LEFT}" y1="{y(1.0):.1f}" x2="{LEFT + WIDTH}" y2="{y(1.0):.1f}" '
+               'stroke="#888888" stroke-dasharray="4 4"/>')
+    out.append(f'<text x="{LEFT + WIDTH / 2}" y="{TOP + HEIGHT + 36}" text-anchor="middle">'
+               'tokens</text>')
+    out.append(f'<text transform="translate(18 {TOP + HEIGHT / 2}) rotate(-90)" '
+               'text-anchor="middle">time over stream order\'s</text>')
+    for column, _, colour in SERIES:
+        layer = column == "layer_over_stream"
+        path = " ".join(f"{x(count):.1f},{y(values[column]):.1f}" for count, values, _ in points)
+        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" '
+                   f'stroke-width="{3 if layer else 1.5}"/>')
+        for count, values, _ in points:
+            out.append(f'<circle cx="{x(count):.1f}" cy="{y(values[column]):.1f}" '
+                       f'r="{5 if layer else 3}" fill="{colour}"/>')
+    for count, values, chosen in points:
+        out.append(f'<text x="{x(count):.1f}" y="{y(values["layer_over_stream"]) - 9:.1f}" '
+                   f'text-anchor="middle" font-size="10">{escape(chosen)}</text>')
+    for index, (_, name, colour) in enumerate(SERIES):
+        legend_x = LEFT + index * 200
+        legend_y = height - 14
+        out.append(f'<circle cx="{legend_x + 6}" cy="{legend_y - 4}" r="4" fill="{colour}"/>')
+        out.append(f'<text x="{legend_x + 16}" y="{legend_y}">{escape(name)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Draw lesson 19's layer at every token count.")
+    parser.add_argument("layer", type=Path)
+    parser.add_argument("--title", required=True, help="what the picture shows: GPUs, date, commit")
+    parser.add_argument("--rank", type=int, default=0, help="whose rows (default 0)")
+    parser.add_argument("--out", type=Path, help="the SVG to write (default: docs/img/...)")
+    args = parser.parse_args(argv)
+    try:
+        points = read_layer(args.layer.read_text(), args.rank, str(args.layer))
+    except OSError as error:
+        print(f"layer_svg: cannot read {args.layer}: {error.strerror}", file=sys.stderr)
+        return 2
+    except LayerError as error:
+        print(f"layer_svg: {error}", file=sys.stderr)
+        return 1
+    out = args.out or DEFAULT_IMAGE_DIR / f"{args.layer.stem}.svg"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_svg(points, args.title))
+    print(f"layer_svg: wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
