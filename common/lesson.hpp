@@ -27,10 +27,10 @@ struct Configuration {
   KernelShape shape;
 };
 
-// What a lesson of the final kernel (lessons 15-19) decides for a problem, once: which of its
-// configurations runs, the schedule of its persistent grid, and the workspace that schedule needs.
-// The harness takes this one value to size the workspace, to launch, to check the flags and to
-// report, so that they cannot disagree.
+// What a lesson decides for a problem, once: which of its configurations runs (lessons 16-18),
+// the schedule of its persistent grid (15 on), and the workspace it needs. The harness takes this
+// one value to size the workspace, to launch, to check the flags and to report, so that they
+// cannot disagree.
 struct LaunchPlan {
   int configuration = -1;  // an index of Lesson::configurations; -1 for a lesson with one
   StreamKPlan schedule{};
@@ -48,10 +48,6 @@ struct Lesson {
   int parent = 0;               // the lesson whose kernel this one starts from; 0 for lesson 01
   const char* slug = nullptr;   // folder name without the number, e.g. "smem_tiling"
   const char* title = nullptr;  // one line: what the lesson adds
-  // One launch (lessons 01-14). A lesson that plans its launches (plan and launch_planned,
-  // below) leaves it null: gemm::launch_planned launches either kind.
-  void (*launch)(const GemmArgs& args, cudaStream_t stream);
-  size_t (*workspace_bytes)(const GemmProblem& problem);  // nullptr: the lesson needs none
   MinArch min_arch;
   // The workspace must be all zeros when a launch starts (Stream-K's flags): the harness zeroes it
   // before every launch, outside every timed region ...
@@ -60,17 +56,15 @@ struct Lesson {
   // tile's flag). Then the harness zeroes it only when it allocates it or something else has
   // written into it, and every launch a caller makes costs what the timing measures.
   bool workspace_resets_itself = false;
-  // Of a workspace that resets itself, the leading bytes that hold what each launch must leave
-  // zero (Stream-K's flags; the partial sums after them may keep anything). The check reads them
-  // after the lesson's launch: a kernel that forgets the reset fails there, whatever its output.
-  // (A lesson with a plan says it in its LaunchPlan instead.)
-  size_t (*workspace_flag_bytes)(const GemmProblem& problem) = nullptr;
   // Described: the lesson computes lesson 15's fused epilogue (alpha, beta * C, bias, activation).
   // Lessons without it are only ever handed the plain product (Epilogue::is_plain()).
   bool fused_epilogue = false;
-  // NEW in lesson 15: a lesson of the final kernel decides its launch once per problem (plan;
-  // `configuration` >= 0 forces that configuration, -1 lets the lesson choose) and launches on what
-  // it decided (launch_planned). Its workspace comes from the plan, not from workspace_bytes.
+  // How every lesson launches: it decides its launch once per problem (plan; `configuration` >= 0
+  // forces that configuration, -1 lets the lesson choose) and launches on what it decided
+  // (launch_planned). The plan says how much workspace the launch needs and, of a workspace that
+  // resets itself, the leading bytes each launch must leave zero (Stream-K's flags), which the
+  // check reads after the launch. A lesson with one launch (01-14) plans through OneLaunch, below;
+  // the final kernel's lessons (15 on) through their configurations.
   LaunchPlan (*plan)(const GemmProblem& problem, int configuration) = nullptr;
   void (*launch_planned)(const GemmArgs& args, const LaunchPlan& plan, cudaStream_t stream) = nullptr;
   // The lesson's compiled configurations, if it has several (lesson 16): its plan chooses one per
@@ -126,23 +120,34 @@ inline Lesson with_configuration(const Lesson& lesson, int index) {
   return forced;
 }
 
-// What `lesson` runs for `problem`: its plan, or for a lesson without one (lessons 01-14), the
-// workspace its functions ask for.
+// The plan of a lesson with one launch function (lessons 01-14): nothing to choose, the workspace
+// that WorkspaceBytes asks for (none without it), of which FlagBytes are the flags each launch
+// leaves zero. Its kLesson points at OneLaunch<&launch, ...>::plan and ::launch.
+using LaunchFunction = void (*)(const GemmArgs& args, cudaStream_t stream);
+using WorkspaceFunction = size_t (*)(const GemmProblem& problem);
+template <LaunchFunction Launch, WorkspaceFunction WorkspaceBytes = nullptr,
+          WorkspaceFunction FlagBytes = nullptr>
+struct OneLaunch {
+  static LaunchPlan plan(const GemmProblem& problem, int /*configuration*/) {
+    LaunchPlan plan;
+    if constexpr (WorkspaceBytes != nullptr) plan.workspace_bytes = WorkspaceBytes(problem);
+    if constexpr (FlagBytes != nullptr) plan.workspace_flag_bytes = FlagBytes(problem);
+    return plan;
+  }
+  static void launch(const GemmArgs& args, const LaunchPlan& /*plan*/, cudaStream_t stream) {
+    Launch(args, stream);
+  }
+};
+
+// What `lesson` runs for `problem`: its plan.
 inline LaunchPlan plan_launch(const Lesson& lesson, const GemmProblem& problem) {
-  if (lesson.plan) return lesson.plan(problem, lesson.forced_configuration);
-  LaunchPlan plan;
-  plan.workspace_bytes = lesson.workspace_bytes ? lesson.workspace_bytes(problem) : 0;
-  plan.workspace_flag_bytes = lesson.workspace_flag_bytes ? lesson.workspace_flag_bytes(problem) : 0;
-  return plan;
+  return lesson.plan(problem, lesson.forced_configuration);
 }
 
 // One launch of `lesson` on what plan_launch decided.
 inline void launch_planned(const Lesson& lesson, const GemmArgs& args, const LaunchPlan& plan,
                            cudaStream_t stream) {
-  if (lesson.launch_planned)
-    lesson.launch_planned(args, plan, stream);
-  else
-    lesson.launch(args, stream);
+  lesson.launch_planned(args, plan, stream);
 }
 
 // The name of the configuration that a plan of `lesson` runs; empty for a lesson with one.

@@ -19,12 +19,13 @@ struct Variant {
 };
 
 // The lesson's entry with another launch function (and, for a lesson with a workspace, the
-// workspace size of that configuration).
-inline gemm::Lesson with_launch(gemm::Lesson lesson,
-                                void (*launch)(const gemm::GemmArgs&, cudaStream_t),
-                                size_t (*workspace_bytes)(const gemm::GemmProblem&) = nullptr) {
-  lesson.launch = launch;
-  if (workspace_bytes) lesson.workspace_bytes = workspace_bytes;
+// workspace and its flags of that configuration), planned as the lesson's own (gemm::OneLaunch).
+template <gemm::LaunchFunction Launch, gemm::WorkspaceFunction WorkspaceBytes = nullptr,
+          gemm::WorkspaceFunction FlagBytes = nullptr>
+gemm::Lesson with_launch(gemm::Lesson lesson) {
+  using Planned = gemm::OneLaunch<Launch, WorkspaceBytes, FlagBytes>;
+  lesson.plan = &Planned::plan;
+  lesson.launch_planned = &Planned::launch;
   return lesson;
 }
 

@@ -22,7 +22,7 @@ struct CheckResult {
   VerifyReport against_cublas;                 // cuBLAS / cuBLASLt, fp32 output
   std::optional<VerifyReport> against_cpu;     // fp64 on the CPU, small shapes only
   EarlyWrites early_writes;                    // late-input check only; none otherwise
-  // Of a workspace that resets itself: the bytes of its flags (Lesson::workspace_flag_bytes)
+  // Of a workspace that resets itself: the bytes of its flags (LaunchPlan::workspace_flag_bytes)
   // that the launch left non-zero, which the next launch would take for parts already counted.
   int64_t flag_bytes_left_set = 0;
   uint64_t output_hash = 0;                    // FNV-1a of D's bytes: reruns must agree

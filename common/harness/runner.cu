@@ -136,8 +136,7 @@ CheckPlan check_plan(const Lesson& lesson) {
   CheckPlan plan;
   plan.other_inputs_first = lesson.workspace_resets_itself || lesson.waits_for_prerequisite;
   plan.late_inputs = lesson.waits_for_prerequisite;
-  plan.flags_checked =
-      lesson.workspace_resets_itself && (lesson.plan || lesson.workspace_flag_bytes != nullptr);
+  plan.flags_checked = lesson.workspace_resets_itself;
   return plan;
 }
 

@@ -67,7 +67,7 @@ inline constexpr double kCpuReferenceMaxMacs = double(1 << 27);
 // The launch on other inputs catches a missing reset only where the race it leaves goes wrong (the
 // last part adding stale sums before the other parts wrote theirs), so a lesson that declares its
 // flags also has them read after the checked launch:
-//   - flags_checked: every byte of Lesson::workspace_flag_bytes must be zero again.
+//   - flags_checked: every byte of LaunchPlan::workspace_flag_bytes must be zero again.
 struct CheckPlan {
   bool other_inputs_first = false;
   bool late_inputs = false;

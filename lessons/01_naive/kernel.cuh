@@ -50,10 +50,13 @@ inline void launch(const gemm::GemmArgs& args, cudaStream_t stream) {
 // What the harness needs of the kernel: how to launch it and on which GPUs. The lesson's number,
 // parent and title are in its lesson.json, which lessons/CMakeLists.txt adds to this in the
 // lesson's entry, gemm::lessons::lesson01().
+// The launch as the harness takes it, planned: one launch function, nothing to choose.
+using Launch = gemm::OneLaunch<&launch>;
+
 inline constexpr gemm::Lesson kLesson{
-    .launch = &launch,
-    .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm80,
+    .plan = &Launch::plan,
+    .launch_planned = &Launch::launch,
 };
 
 }  // namespace lesson01

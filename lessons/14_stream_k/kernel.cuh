@@ -292,16 +292,19 @@ inline size_t workspace_flag_bytes(const gemm::GemmProblem& problem) {
   return workspace_flag_bytes_tile<DefaultTile>(problem);
 }
 
+// The launch as the harness takes it, planned: one launch function, nothing to choose, and the
+// workspace with its flags.
+using Launch = gemm::OneLaunch<&launch, &workspace_bytes, &workspace_flag_bytes>;
+
 inline constexpr gemm::Lesson kLesson{
-    .launch = &launch,
-    .workspace_bytes = &workspace_bytes,
     .min_arch = gemm::MinArch::sm90a,
     // NEW in lesson 14: every flag starts at 0, and the last part of each tile sets its flag back
     // to 0 (stream_k_fixup): the harness zeroes the workspace once, when it allocates it, and a
     // caller's launches pay for nothing else.
     .zeroed_workspace = true,
     .workspace_resets_itself = true,
-    .workspace_flag_bytes = &workspace_flag_bytes,
+    .plan = &Launch::plan,
+    .launch_planned = &Launch::launch,
 };
 
 }  // namespace lesson14

@@ -321,7 +321,6 @@ using Kernel = gemm::hopper::Kernel<Tile, gemm::hopper::Bf16Mainloop, TmaStoreEp
 using Configurations = gemm::hopper::OneConfiguration<Kernel, gemm::kStreamKMinIterations>;
 
 inline constexpr gemm::Lesson kLesson{
-    .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     // The workspace starts zeroed, and every launch leaves it so (lesson 14): the harness zeroes
     // it once, when it allocates it.

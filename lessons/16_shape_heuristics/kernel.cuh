@@ -414,7 +414,6 @@ static_assert(kStagesOf<64, 192, kCooperative> == 6 && kStagesOf<64, 128, kCoope
 static_assert(kStagesOf<128, 192, kCooperative, 32> == 5 && kStagesOf<128, 160, kCooperative, 32> == 5);
 
 inline constexpr gemm::Lesson kLesson{
-    .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     .zeroed_workspace = true,
     .workspace_resets_itself = true,

@@ -68,7 +68,6 @@ struct DependentLaunch {
 using Configurations = gemm::taught::Bf16Configurations<DependentLaunch>;
 
 inline constexpr gemm::Lesson kLesson{
-    .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     .zeroed_workspace = true,
     .workspace_resets_itself = true,

@@ -335,7 +335,6 @@ inline void launch_planned(const gemm::GemmArgs& args, const gemm::LaunchPlan& p
 }
 
 inline constexpr gemm::Lesson kLesson{
-    .workspace_bytes = nullptr,
     .min_arch = gemm::MinArch::sm90a,
     .plan = &plan,
     .launch_planned = &launch_planned,

@@ -83,10 +83,12 @@ void store_then_cublas(const gemm::GemmArgs& args, cudaStream_t stream) {
 size_t small_workspace(const gemm::GemmProblem&) { return 256; }
 
 template <Store kStore>
+using StoreThenWaitLaunch = gemm::OneLaunch<&store_then_cublas<kStore>, &small_workspace>;
+template <Store kStore>
 constexpr gemm::Lesson kStoreThenWait{.id = 96, .slug = "store_then_wait", .title = "bug",
-                                      .launch = &store_then_cublas<kStore>,
-                                      .workspace_bytes = &small_workspace,
                                       .min_arch = gemm::MinArch::sm90a,
+                                      .plan = &StoreThenWaitLaunch<kStore>::plan,
+                                      .launch_planned = &StoreThenWaitLaunch<kStore>::launch,
                                       .waits_for_prerequisite = true};
 
 // Every test needs a GPU that runs lesson 17 (sm_90a): skipped without one, failed with

@@ -25,19 +25,25 @@ void cublas_launch(const GemmArgs& args, cudaStream_t stream) {
   static gemm::CublasGemm* cublas = new gemm::CublasGemm();
   cublas->run_bf16_output(args.problem, args.a, args.b, args.d, stream);
 }
-constexpr Lesson kCublasLesson{.id = 99, .slug = "cublas", .title = "cuBLAS", .launch = &cublas_launch,
-                               .workspace_bytes = nullptr, .min_arch = gemm::MinArch::sm80};
+using CublasLaunch = gemm::OneLaunch<&cublas_launch>;
+constexpr Lesson kCublasLesson{.id = 99, .slug = "cublas", .title = "cuBLAS",
+                               .min_arch = gemm::MinArch::sm80, .plan = &CublasLaunch::plan,
+                               .launch_planned = &CublasLaunch::launch};
 
 // A faulty "lesson": lesson 01's kernel told that M is one row smaller, so the last row of D is
 // never written (what a kernel that forgets the last, partial row tile does).
 void skip_last_row_launch(const GemmArgs& args, cudaStream_t stream) {
   GemmArgs fewer_rows = args;
   fewer_rows.problem.m -= 1;
-  gemm::find_lesson(1)->launch(fewer_rows, stream);
+  const Lesson& lesson01 = *gemm::find_lesson(1);
+  gemm::launch_planned(lesson01, fewer_rows, gemm::plan_launch(lesson01, fewer_rows.problem),
+                       stream);
 }
+using SkipLastRowLaunch = gemm::OneLaunch<&skip_last_row_launch>;
 constexpr Lesson kSkipLastRowLesson{.id = 98, .slug = "skip_last_row", .title = "bug",
-                                    .launch = &skip_last_row_launch, .workspace_bytes = nullptr,
-                                    .min_arch = gemm::MinArch::sm80};
+                                    .min_arch = gemm::MinArch::sm80,
+                                    .plan = &SkipLastRowLaunch::plan,
+                                    .launch_planned = &SkipLastRowLaunch::launch};
 
 // A faulty "lesson" whose result depends on what the launch before it left in the workspace, like
 // a Stream-K fixup that never resets its flags: the first launch into a zeroed workspace computes
@@ -72,12 +78,13 @@ void remembering_launch(const GemmArgs& args, cudaStream_t stream) {
 }
 size_t remembering_flag_bytes(const GemmProblem&) { return kRememberedCopyOffset; }
 
+using RememberingLaunch = gemm::OneLaunch<&remembering_launch, &remembering_workspace_bytes,
+                                         &remembering_flag_bytes>;
 constexpr Lesson kRememberingLesson{.id = 97, .slug = "remembering", .title = "bug",
-                                    .launch = &remembering_launch,
-                                    .workspace_bytes = &remembering_workspace_bytes,
                                     .min_arch = gemm::MinArch::sm80, .zeroed_workspace = true,
                                     .workspace_resets_itself = true,
-                                    .workspace_flag_bytes = &remembering_flag_bytes};
+                                    .plan = &RememberingLaunch::plan,
+                                    .launch_planned = &RememberingLaunch::launch};
 
 void set_element(bf16* device_data, int64_t index, uint16_t bits) {
   CUDA_CHECK(cudaMemcpy(device_data + index, &bits, sizeof(bits), cudaMemcpyHostToDevice));

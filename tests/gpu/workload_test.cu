@@ -95,8 +95,11 @@ class RowScaled final : public gemm::Workload {
 const gemm::WorkloadKind kRowScaled{"bf16_row_scaled", &gemm::shape_contract_violation,
                                     [] { return std::unique_ptr<gemm::Workload>(new RowScaled()); }};
 
-gemm::Lesson toy_lesson(void (*launch)(const gemm::GemmArgs&, cudaStream_t)) {
-  gemm::Lesson lesson{.launch = launch, .workspace_bytes = nullptr, .min_arch = gemm::MinArch::sm80};
+template <gemm::LaunchFunction Launch>
+gemm::Lesson toy_lesson() {
+  gemm::Lesson lesson{.min_arch = gemm::MinArch::sm80,
+                      .plan = &gemm::OneLaunch<Launch>::plan,
+                      .launch_planned = &gemm::OneLaunch<Launch>::launch};
   lesson.id = 90;
   lesson.slug = "row_scaled";
   lesson.title = "a toy lesson of a third kind of workload";
@@ -106,8 +109,8 @@ gemm::Lesson toy_lesson(void (*launch)(const gemm::GemmArgs&, cudaStream_t)) {
 
 TEST(Workload, AThirdKindRunsThroughTheRunnersCheck) {
   gemm::LessonRunner& runner = gpu_test_support::shared_runner();
-  const gemm::Lesson right = toy_lesson(&launch_row_scaled);
-  const gemm::Lesson forgets = toy_lesson(&launch_scales_forgotten);
+  const gemm::Lesson right = toy_lesson<&launch_row_scaled>();
+  const gemm::Lesson forgets = toy_lesson<&launch_scales_forgotten>();
   // Ragged, so that the guard zone and the last rows count.
   runner.set_problem({77, 72, 40}, /*seed=*/5, {}, kRowScaled);
   const gemm::CheckResult passed = runner.check(right);

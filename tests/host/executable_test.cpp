@@ -134,9 +134,9 @@ TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
   for (size_t i = 0; i < lessons.size(); ++i) {
     EXPECT_EQ(lessons[i].id, int(i) + 1);
     EXPECT_TRUE(slugs.insert(lessons[i].slug).second) << lessons[i].slug;
-    // One way to launch each lesson: launch, or (lessons 15 on) launch_planned on a plan.
-    EXPECT_NE(lessons[i].launch != nullptr, lessons[i].launch_planned != nullptr)
-        << gemm::lesson_name(lessons[i]);
+    // One way to launch every lesson: launch_planned on its plan.
+    EXPECT_NE(lessons[i].plan, nullptr) << gemm::lesson_name(lessons[i]);
+    EXPECT_NE(lessons[i].launch_planned, nullptr) << gemm::lesson_name(lessons[i]);
     EXPECT_EQ(gemm::find_lesson(lessons[i].id), &lessons[i]);
     // Each lesson starts from an earlier one (make diff L=NN diffs against it); only lesson 01
     // has none. Lesson 15 adds the fused epilogue, and the supplements after it keep it. A lesson
@@ -155,13 +155,9 @@ TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
     for (int c = 0; c < lessons[i].configuration_count; ++c)
       EXPECT_TRUE(names.insert(lessons[i].configurations[c].name).second)
           << gemm::lesson_name(lessons[i]) << ": " << lessons[i].configurations[c].name;
-    // Lessons 15 on plan their launch once per problem (the workspace, the launch and the report
-    // take that plan); a lesson with several configurations chooses among them there.
-    EXPECT_EQ(lessons[i].plan != nullptr, lessons[i].id >= 15) << gemm::lesson_name(lessons[i]);
-    EXPECT_EQ(lessons[i].plan != nullptr, lessons[i].launch_planned != nullptr)
-        << gemm::lesson_name(lessons[i]);
+    // Only the lessons with several configurations choose one in their plan (16 on).
     if (lessons[i].configuration_count > 0) {
-      EXPECT_NE(lessons[i].plan, nullptr) << gemm::lesson_name(lessons[i]);
+      EXPECT_GE(lessons[i].id, 16) << gemm::lesson_name(lessons[i]);
     }
   }
   EXPECT_EQ(gemm::find_lesson(0), nullptr);
@@ -171,9 +167,7 @@ TEST(Registry, LessonsAreNumberedInOrderWithUniqueSlugs) {
 // both into it): the described fields come from lesson.json, the others from the kernel, and a
 // kLesson that sets a described field is refused (leaves_description_out, asserted by each entry).
 TEST(Registry, AnEntryIsTheKernelsPartWithTheDescription) {
-  constexpr gemm::Lesson kernel_entry{.launch = nullptr,
-                                      .workspace_bytes = nullptr,
-                                      .min_arch = gemm::MinArch::sm90a,
+  constexpr gemm::Lesson kernel_entry{.min_arch = gemm::MinArch::sm90a,
                                       .zeroed_workspace = true};
   static_assert(gemm::leaves_description_out(kernel_entry));
   constexpr gemm::Lesson entry = gemm::with_description(
@@ -216,14 +210,16 @@ TEST(CheckPlan, OtherInputsFirstWhereAWorkspaceResetsItselfOrInputsComeLate) {
     EXPECT_EQ(plan.late_inputs, lesson.waits_for_prerequisite) << gemm::lesson_name(lesson);
     EXPECT_EQ(lesson.workspace_resets_itself, lesson.id >= 14 && lesson.id != 18)
         << gemm::lesson_name(lesson);
-    // Their flags are read after the checked launch: each of them declares where they are (lesson
-    // 14 by a function, the others in their plans).
+    // Their flags are read after the checked launch: each of them declares where they are, in
+    // its plan (a plan with none has nothing to read).
     EXPECT_EQ(plan.flags_checked, lesson.workspace_resets_itself) << gemm::lesson_name(lesson);
   }
   gemm::Lesson plain = gemm::all_lessons().front();
   EXPECT_FALSE(gemm::check_plan(plain).other_inputs_first);
+  EXPECT_FALSE(gemm::check_plan(plain).flags_checked);
   plain.workspace_resets_itself = true;
   EXPECT_TRUE(gemm::check_plan(plain).other_inputs_first);
   EXPECT_FALSE(gemm::check_plan(plain).late_inputs);
-  EXPECT_FALSE(gemm::check_plan(plain).flags_checked);  // no flags declared: nothing to read
+  EXPECT_TRUE(gemm::check_plan(plain).flags_checked);
+  EXPECT_EQ(gemm::plan_launch(plain, {64, 64, 64}).workspace_flag_bytes, 0u);  // none to read
 }
