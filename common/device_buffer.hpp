@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -52,5 +53,16 @@ class DeviceBuffer {
   T* data_ = nullptr;
   size_t count_ = 0;
 };
+
+// `count` elements of T from device memory, once the stream's work is done (it may still be
+// writing them).
+template <class T>
+std::vector<T> download(const T* data, size_t count, cudaStream_t stream) {
+  std::vector<T> values(count);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (count > 0)
+    CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost));
+  return values;
+}
 
 }  // namespace gemm

@@ -66,14 +66,7 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
       return kExitPass;
     }
 
-    RunReport report;
-    report.lesson = &chosen;
-    report.device = runner.device();
-    report.problem = options.problem;
-    report.seed = options.seed;
-    report.epilogue = options.epilogue;
-    report.inputs = runner.inputs_description(chosen);
-    report.check_reference = runner.check_reference_name(chosen);
+    RunReport report = runner.report_for(chosen);
     if (options.check) report.check = runner.check(chosen);
     const bool check_failed = report.check && !report.check->passed();
     if (!check_failed && options.time) {

@@ -159,10 +159,7 @@ CheckResult LessonRunner::check(const Lesson& lesson) {
 
 int64_t LessonRunner::flag_bytes_left_set(const Lesson& lesson) {
   const size_t bytes = std::min(workspace_.plan.workspace_flag_bytes, workspace_.memory.bytes());
-  std::vector<unsigned char> flags(bytes);
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
-  if (bytes > 0)
-    CUDA_CHECK(cudaMemcpy(flags.data(), workspace_.memory.get(), bytes, cudaMemcpyDeviceToHost));
+  const std::vector<unsigned char> flags = download(workspace_.memory.get(), bytes, stream_);
   return std::count_if(flags.begin(), flags.end(), [](unsigned char byte) { return byte != 0; });
 }
 
@@ -237,10 +234,7 @@ double LessonRunner::relative_rms_error_against_bf16_product() {
 }
 
 std::vector<bf16> LessonRunner::download_d() const {
-  std::vector<bf16> d(static_cast<size_t>(d_elements()));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
-  CUDA_CHECK(cudaMemcpy(d.data(), d_.get(), d.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
-  return d;
+  return download(d_.get(), size_t(d_elements()), stream_);
 }
 
 void LessonRunner::fill_workspace(const Lesson& lesson, unsigned char byte) {
@@ -254,23 +248,21 @@ std::string LessonRunner::reference_name(const Lesson& lesson) {
   return workload(*lesson.workload).timing_reference_name(buffers());
 }
 
-std::string LessonRunner::check_reference_name(const Lesson& lesson) {
-  return workload(*lesson.workload).check_reference_name(buffers());
-}
-
-std::string LessonRunner::inputs_description(const Lesson& lesson) {
-  return workload(*lesson.workload).describe_inputs();
-}
-
-RunReport LessonRunner::check_and_time(const Lesson& lesson, const TimingOptions& options) {
+RunReport LessonRunner::report_for(const Lesson& lesson) {
   RunReport report;
   report.lesson = &lesson;
   report.device = device_;
   report.problem = problem_;
   report.seed = seed_;
   report.epilogue = epilogue_options_;
-  report.inputs = inputs_description(lesson);
-  report.check_reference = check_reference_name(lesson);
+  Workload& kind = workload(*lesson.workload);
+  report.inputs = kind.describe_inputs();
+  report.check_reference = kind.check_reference_name(buffers());
+  return report;
+}
+
+RunReport LessonRunner::check_and_time(const Lesson& lesson, const TimingOptions& options) {
+  RunReport report = report_for(lesson);
   report.check = check(lesson);
   report.configuration = configuration_that_ran(lesson);
   if (report.check->passed()) {

@@ -149,10 +149,11 @@ class LessonRunner {
   PairedTiming time_against_lesson(const Lesson& lesson, const Lesson& baseline,
                                    const TimingOptions& options);
   // What time_against_reference compares the lesson with: "cuBLAS", "cuBLASLt GELU_BIAS
-  // epilogue", ...; what check compares D with; and the lesson's inputs, in words.
+  // epilogue", ...
   std::string reference_name(const Lesson& lesson);
-  std::string check_reference_name(const Lesson& lesson);
-  std::string inputs_description(const Lesson& lesson);
+  // A report of the lesson on the current problem with nothing measured yet: the lesson, the GPU,
+  // the problem, and its workload's words for the inputs and for what the check compares with.
+  RunReport report_for(const Lesson& lesson);
   // The workload of a kind (made at its first use, then kept), and the current problem's buffers
   // as a workload sees them: for a kind's own tools and tests (lesson 18's sweep).
   Workload& workload(const WorkloadKind& kind);

@@ -10,15 +10,6 @@
 
 namespace gemm {
 
-namespace {
-std::vector<float> download_floats(const float* data, size_t count, cudaStream_t stream) {
-  std::vector<float> values(count);
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(float), cudaMemcpyDeviceToHost));
-  return values;
-}
-}  // namespace
-
 void BlockScaledE4m3::make_inputs(const ProblemBuffers& buffers, cudaStream_t stream) {
   // Blocks of A (1 x 128) and B (128 x 128) far apart in magnitude, then quantized.
   const GemmProblem& p = buffers.problem;
@@ -41,8 +32,8 @@ CheckResult BlockScaledE4m3::verify(const ProblemBuffers& buffers, bool on_cpu,
   cublas_.run_fp32_inputs(p, a.get(), b.get(), reference.get(), stream);
   std::vector<float> host_a, host_b;
   if (on_cpu) {
-    host_a = download_floats(a.get(), a.size(), stream);
-    host_b = download_floats(b.get(), b.size(), stream);
+    host_a = download(a.get(), a.size(), stream);
+    host_b = download(b.get(), b.size(), stream);
   }
   absolute_values(a.get(), int64_t(a.size()), stream);
   absolute_values(b.get(), int64_t(b.size()), stream);
@@ -53,9 +44,7 @@ CheckResult BlockScaledE4m3::verify(const ProblemBuffers& buffers, bool on_cpu,
                                            buffers.d + elements, buffers.guard_elements, stream,
                                            ExtraAllowance{magnitude.get(), per_unit});
   if (on_cpu) {
-    std::vector<bf16> d(static_cast<size_t>(elements));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    CUDA_CHECK(cudaMemcpy(d.data(), buffers.d, d.size() * sizeof(bf16), cudaMemcpyDeviceToHost));
+    const std::vector<bf16> d = download(buffers.d, size_t(elements), stream);
     const std::vector<double> expected = cpu_gemm_fp64(host_a, host_b, p);
     for (float& value : host_a) value = std::fabs(value);
     for (float& value : host_b) value = std::fabs(value);

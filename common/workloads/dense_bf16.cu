@@ -17,18 +17,8 @@ namespace gemm {
 namespace {
 
 std::vector<float> download_as_float(const bf16* data, size_t count, cudaStream_t stream) {
-  std::vector<bf16> values(count);
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (count > 0)
-    CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(bf16), cudaMemcpyDeviceToHost));
+  const std::vector<bf16> values = download(data, count, stream);
   return std::vector<float>(values.begin(), values.end());
-}
-
-std::vector<bf16> download(const bf16* data, size_t count, cudaStream_t stream) {
-  std::vector<bf16> values(count);
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(bf16), cudaMemcpyDeviceToHost));
-  return values;
 }
 
 class DenseBf16 final : public Workload {

@@ -66,6 +66,14 @@ __device__ inline void wait_for_every_rank(const uint32_t* own_flags, int ranks,
     }
 }
 
+// A barrier across the ranks, in one thread: this rank reaches `signal` of layer `epoch`, then
+// waits until every rank has.
+__device__ inline void meet_every_rank(const PeerBuffers& peers, int rank, int ranks, Signal signal,
+                                       uint32_t epoch) {
+  signal_every_rank(peers, rank, ranks, signal, epoch);
+  wait_for_every_rank(peers.flags[rank], ranks, signal, epoch);
+}
+
 // Copies `count` vectors from `from` to `to` with every thread of the grid, kLoadsInFlight loads
 // per thread issued before their stores: a load from another GPU takes microseconds, so a thread
 // keeps several of them in flight.
@@ -89,10 +97,7 @@ __device__ inline void copy_vectors(const uint4* __restrict__ from, uint4* __res
 // the block's threads.
 __global__ void one_shot_gather_kernel(PeerBuffers peers, int rank, int ranks,
                                        int64_t shard_vectors, uint4* gathered, uint32_t epoch) {
-  if (threadIdx.x == 0) {
-    signal_every_rank(peers, rank, ranks, kShardReady, epoch);
-    wait_for_every_rank(peers.flags[rank], ranks, kShardReady, epoch);
-  }
+  if (threadIdx.x == 0) meet_every_rank(peers, rank, ranks, kShardReady, epoch);
   __syncthreads();
 #pragma unroll
   for (int q = 0; q < kMostRanks; ++q)
@@ -103,10 +108,7 @@ __global__ void one_shot_gather_kernel(PeerBuffers peers, int rank, int ranks,
 // a time; then the end barrier, by the last block to finish.
 __global__ void one_shot_reduce_kernel(PeerBuffers peers, int rank, int ranks,
                                        int64_t slot_vectors, uint4* y, uint32_t epoch) {
-  if (threadIdx.x == 0) {
-    signal_every_rank(peers, rank, ranks, kPartialReady, epoch);
-    wait_for_every_rank(peers.flags[rank], ranks, kPartialReady, epoch);
-  }
+  if (threadIdx.x == 0) meet_every_rank(peers, rank, ranks, kPartialReady, epoch);
   __syncthreads();
   const int64_t first = rank * slot_vectors;  // this rank's rows of every partial
   for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < slot_vectors;
@@ -118,16 +120,8 @@ __global__ void one_shot_reduce_kernel(PeerBuffers peers, int rank, int ranks,
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll
     for (int q = 0; q < kMostRanks; ++q)
-      if (q < ranks) {
-        const uint32_t words[4] = {packed[q].x, packed[q].y, packed[q].z, packed[q].w};
-#pragma unroll
-        for (int w = 0; w < 4; ++w) {
-          sum[2 * w] += low_bf16(words[w]);
-          sum[2 * w + 1] += high_bf16(words[w]);
-        }
-      }
-    y[v] = make_uint4(pack_bf16(sum[0], sum[1]), pack_bf16(sum[2], sum[3]),
-                      pack_bf16(sum[4], sum[5]), pack_bf16(sum[6], sum[7]));
+      if (q < ranks) add_bf16x8(sum, packed[q]);
+    y[v] = pack_bf16x8(sum);
   }
   // The end barrier. Every block counts itself once all its threads are past their loads (the
   // block barrier); the fence orders those loads before the count. The last block to count resets
@@ -140,8 +134,7 @@ __global__ void one_shot_reduce_kernel(PeerBuffers peers, int rank, int ranks,
     if (atomicAdd(blocks_done, 1u) == gridDim.x - 1) {
       *blocks_done = 0;
       __threadfence();
-      signal_every_rank(peers, rank, ranks, kDoneReading, epoch);
-      wait_for_every_rank(peers.flags[rank], ranks, kDoneReading, epoch);
+      meet_every_rank(peers, rank, ranks, kDoneReading, epoch);
     }
   }
 }

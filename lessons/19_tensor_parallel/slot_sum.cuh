@@ -32,23 +32,30 @@ __device__ inline uint32_t pack_bf16(float low, float high) {
   return uint32_t(__bfloat16_as_ushort(pair.x)) | (uint32_t(__bfloat16_as_ushort(pair.y)) << 16);
 }
 
+// Adds the 8 bf16 values of a 16-byte vector to sum[0..7], in fp32.
+__device__ inline void add_bf16x8(float (&sum)[8], uint4 packed) {
+  const uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    sum[2 * w] += low_bf16(words[w]);
+    sum[2 * w + 1] += high_bf16(words[w]);
+  }
+}
+
+// The 8 sums rounded to bf16 (to nearest even), as a 16-byte vector.
+__device__ inline uint4 pack_bf16x8(const float (&sum)[8]) {
+  return make_uint4(pack_bf16(sum[0], sum[1]), pack_bf16(sum[2], sum[3]),
+                    pack_bf16(sum[4], sum[5]), pack_bf16(sum[6], sum[7]));
+}
+
 // Each thread sums 8 elements (one 16-byte vector) of every slot at a time.
 __global__ void sum_slots_kernel(const uint4* slots, int slot_count, int64_t vectors_per_slot,
                                  uint4* y) {
   for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < vectors_per_slot;
        v += int64_t(gridDim.x) * blockDim.x) {
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int slot = 0; slot < slot_count; ++slot) {
-      const uint4 packed = slots[slot * vectors_per_slot + v];
-      const uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
-#pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        sum[2 * w] += low_bf16(words[w]);
-        sum[2 * w + 1] += high_bf16(words[w]);
-      }
-    }
-    y[v] = make_uint4(pack_bf16(sum[0], sum[1]), pack_bf16(sum[2], sum[3]),
-                      pack_bf16(sum[4], sum[5]), pack_bf16(sum[6], sum[7]));
+    for (int slot = 0; slot < slot_count; ++slot) add_bf16x8(sum, slots[slot * vectors_per_slot + v]);
+    y[v] = pack_bf16x8(sum);
   }
 }
 

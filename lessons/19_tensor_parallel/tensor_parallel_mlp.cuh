@@ -202,8 +202,7 @@ class TensorParallelMlp {
       std::vector<double> times;
       for (int round = 0; round < kRounds; ++round)
         times.push_back(events.elapsed_ms(round * int(kCount) + int(c)));
-      std::nth_element(times.begin(), times.begin() + kRounds / 2, times.end());
-      slowest_ms.push_back(comm_.max_over_ranks(times[kRounds / 2], stream_));
+      slowest_ms.push_back(comm_.max_over_ranks(gemm::summarize_samples(times).median_ms, stream_));
     }
     return choose_layer(slowest_ms);
   }

@@ -115,7 +115,7 @@ TEST(Workload, AThirdKindRunsThroughTheRunnersCheck) {
   runner.set_problem({77, 72, 40}, /*seed=*/5, {}, kRowScaled);
   const gemm::CheckResult passed = runner.check(right);
   EXPECT_TRUE(passed.passed()) << passed.against_cublas.summary(72);
-  EXPECT_EQ(runner.check_reference_name(right), "cuBLAS fp32, rows scaled");
+  EXPECT_EQ(runner.report_for(right).check_reference, "cuBLAS fp32, rows scaled");
   const gemm::CheckResult failed = runner.check(forgets);
   EXPECT_FALSE(failed.passed()) << "a lesson that forgets the scales must fail";
   // Rows with i mod 7 == 0 are scaled by 1: every other row fails.
