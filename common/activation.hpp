@@ -53,35 +53,43 @@ GEMM_HOST_DEVICE inline T activate(T x) {
   else return x;
 }
 
+// The kernels' activations (lesson 15's fused epilogue), in two kinds that need no branch:
+//   - none and ReLU are x, or x clamped at zero;
+//   - GELU and SiLU are both x times a gate between 0 and 1 that is a tanh:
+//       silu(x) = x sigmoid(x) = x (1 + tanh(x / 2)) / 2
+//       gelu(x) = x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) / 2
+//     so one formula, x (1 + tanh(x (linear + cubic x^2))) / 2, computes either with its two
+//     coefficients (TanhGate).
+// A kernel is compiled for one kind, and the launch's activation is a value of its kind: the same
+// instructions for every activation of the kind, and no branch per output.
+struct TanhGate {
+  float linear, cubic;
+};
+GEMM_HOST_DEVICE constexpr bool is_gated(Activation activation) {
+  return activation == Activation::gelu || activation == Activation::silu;
+}
+GEMM_HOST_DEVICE constexpr TanhGate tanh_gate_of(Activation activation) {
+  return activation == Activation::gelu
+             ? TanhGate{float(kSqrtTwoOverPi), float(kSqrtTwoOverPi * kGeluCubic)}
+             : TanhGate{0.5f, 0.0f};
+}
+
 #if defined(__CUDACC__)
-// The kernels' versions of GELU and SiLU (lesson 15's epilogue): the same formulas, with tanh and
-// exp from the GPU's special-function unit. tanh.approx.f32 has a relative error of about 2^-11
-// and __expf about 2^-21, both far below the 2^-8 of the bf16 rounding that follows, while
-// tanhf and expf are sequences of dozens of instructions, on the path between the last MMA of a
-// tile and its stores.
+// tanh from the GPU's special-function unit: tanh.approx.f32 has a relative error of about 2^-11,
+// far below the 2^-8 of the bf16 rounding that follows, while tanhf is a sequence of dozens of
+// instructions, on the path between the last MMA of a tile and its stores.
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#floating-point-instructions-tanh
 __device__ inline float tanh_approx(float x) {
   float result;
   asm("tanh.approx.f32 %0, %1;" : "=f"(result) : "f"(x));
   return result;
 }
-__device__ inline float gelu_tanh_fast(float x) {
-  const float inner = float(kSqrtTwoOverPi) * (x + float(kGeluCubic) * x * x * x);
-  return 0.5f * x * (1.0f + tanh_approx(inner));
+// GELU or SiLU, as the gate's coefficients say.
+__device__ inline float gated_fast(float x, TanhGate gate) {
+  return 0.5f * x * (1.0f + tanh_approx(x * (gate.linear + gate.cubic * x * x)));
 }
-__device__ inline float silu_fast(float x) { return __fdividef(x, 1.0f + __expf(-x)); }
-
-// The activation chosen at run time, with the fast GELU and SiLU (device code, float): what the
-// final kernel's fused epilogue calls, with the launch's activation, the same in every thread.
-__device__ inline float activate_fast(float x, Activation activation) {
-  switch (activation) {
-    case Activation::relu: return relu(x);
-    case Activation::gelu: return gelu_tanh_fast(x);
-    case Activation::silu: return silu_fast(x);
-    case Activation::none: break;
-  }
-  return x;
-}
+// none (at_zero false) or ReLU (true). A NaN stays a NaN, as in relu().
+__device__ inline float clamped(float x, bool at_zero) { return at_zero && x < 0.0f ? 0.0f : x; }
 #endif
 
 // The activation chosen at run time: what the CPU reference calls for every element.

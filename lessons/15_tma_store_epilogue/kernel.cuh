@@ -66,7 +66,8 @@ struct TmaStoreEpilogue {
     CUtensorMap d_map, c_map, bias_map;
     float alpha, beta;  // C is read when beta != 0
     const gemm::bf16* bias;   // N values, or nullptr
-    gemm::Activation activation;
+    bool clamp_at_zero;       // ReLU (the linear kind: none or ReLU)
+    gemm::TanhGate gate;      // GELU's or SiLU's coefficients (the gated kind)
   };
 
   // The tensor maps. D's boxes are one subtile, in the swizzle of the subtile buffers; D is M x N
@@ -93,7 +94,8 @@ struct TmaStoreEpilogue {
     params.alpha = args.epilogue.alpha;
     params.beta = args.epilogue.beta;
     params.bias = args.epilogue.bias;
-    params.activation = args.epilogue.activation;
+    params.clamp_at_zero = args.epilogue.activation == gemm::Activation::relu;
+    params.gate = gemm::tanh_gate_of(args.epilogue.activation);
     return params;
   }
 
@@ -124,20 +126,27 @@ struct TmaStoreEpilogue {
                    reads_bias(params));
   }
 
+  // The launch's activation of x: a value of the kernel's kind of activation (Kind::kGated), the
+  // same instructions for each activation of that kind (common/activation.hpp).
+  __device__ static float activate(float x, const Params& params) {
+    if constexpr (Kind::kGated) return gemm::gated_fast(x, params.gate);
+    else return gemm::clamped(x, params.clamp_at_zero);
+  }
+
   // One output of the fused epilogue, in fp32 before its rounding to bf16: its product, and the
   // bias of its column and C at its place (zeros where the launch has none).
   __device__ static float fused(float product, float bias, float c, const Params& params) {
-    // BEGIN EXERCISE(fused_values, returns, uses=product bias c): the output, with
-    //   params.activation through gemm::activate_fast
-    return gemm::activate_fast(params.alpha * product + bias + params.beta * c, params.activation);
+    // BEGIN EXERCISE(fused_values, returns, uses=product bias c): the output, through the
+    //   launch's activation (activate)
+    return activate(params.alpha * product + bias + params.beta * c, params);
     // END EXERCISE
   }
 
   // A pair of adjacent outputs (row, column) and (row, column + 1), as bf16: the products
-  // themselves, or alpha * product + beta * C + bias through the activation (the fast GELU and
-  // SiLU of common/activation.hpp). bias_bits and c_bits: the bias pair of the columns and C's
-  // pair at the same place, read from shared memory (zeros outside D, where TMA filled the box,
-  // or without them); the TMA store clips what lies outside D.
+  // themselves, or alpha * product + beta * C + bias through the activation. bias_bits and
+  // c_bits: the bias pair of the columns and C's pair at the same place, read from shared memory
+  // (zeros outside D, where TMA filled the box, or without them); the TMA store clips what lies
+  // outside D.
   __device__ static uint32_t pair(float product0, float product1, uint32_t bias_bits,
                                   uint32_t c_bits, const Params& params) {
     float2 value = make_float2(product0, product1);
