@@ -108,6 +108,7 @@ RunOptions parse_run_options(int argc, const char* const* argv) {
     else if (flag == "--check-only") options.time = false;
     else if (flag == "--profile") options.profile = true;
     else if (flag == "--help" || flag == "-h") options.help = true;
+    else if (flag == "--describe") options.describe = true;
     else throw UsageError("unknown option '" + std::string(argv[i]) + "'");
   }
   return options;
@@ -117,7 +118,7 @@ std::string usage_text(const std::string& program) {
   return "usage: " + program +
          " [--m M] [--n N] [--k K] [--iters I] [--warmup W] [--seed S]\n"
          "       [--no-check | --check-only] [--format table|csv|json] [--result-file PATH]\n"
-         "       [--profile] [--help]\n"
+         "       [--profile] [--describe] [--help]\n"
          "       [--alpha A] [--beta B] [--bias] [--act none|relu|gelu|silu]   (lessons 15-17)\n"
          "       [--config NAME]                                          (lessons 16-18)\n"
          "\n"
@@ -136,6 +137,7 @@ std::string usage_text(const std::string& program) {
          "  --format F      table (default), csv or json\n"
          "  --result-file P also write the JSON report to file P\n"
          "  --profile       one warm-up and one launch of the lesson kernel only, for ncu\n"
+         "  --describe      print what the lesson is, as one line of JSON, and exit (no GPU needed)\n"
          "  --alpha, --beta, --bias, --act   lesson 15's fused epilogue:\n"
          "                  D = act(alpha * A * B^T + beta * C + bias), bias one value per column\n"
          "  --config NAME   run this compiled configuration instead of the cost model's choice\n"

@@ -40,6 +40,7 @@ struct RunOptions {
   bool time = true;     // --check-only turns the timing off (the grader's correctness runs)
   bool profile = false; // --profile: one warm-up and one launch of the lesson kernel only
   bool help = false;    // --help
+  bool describe = false;  // --describe: the lesson's facts as one JSON line (describe_lesson)
   OutputFormat format = OutputFormat::table;  // --format table|csv|json
   std::string result_file;  // --result-file: also write the JSON report to this file
   EpilogueOptions epilogue;  // --alpha --beta --bias --act (lesson 15)

@@ -31,6 +31,10 @@ int run(const Lesson& lesson, const Lesson* baseline, int argc, char** argv) {
     std::printf("%s", usage_text(program).c_str());
     return kExitPass;
   }
+  if (options.describe) {
+    std::printf("%s\n", describe_lesson(lesson).c_str());
+    return kExitPass;
+  }
   if (const auto violation = lesson.workload->contract_violation(options.problem))
     return fail(kExitBadUsage, *violation);
   if (const auto refusal = epilogue_refusal(lesson, options.epilogue))

@@ -190,4 +190,18 @@ std::string format_json(const RunReport& report) {
   return out.str();
 }
 
+std::string describe_lesson(const Lesson& lesson) {
+  const WorkloadKind& kind = *lesson.workload;
+  std::ostringstream out;
+  out << "{\"lesson\": " << lesson.id << ", \"slug\": \"" << json_escape(lesson.slug ? lesson.slug : "")
+      << "\", \"operands\": \"" << json_escape(kind.name) << "\", \"k_multiple\": " << kind.k_multiple
+      << ", \"dense_flop_per_clock_per_sm\": " << kind.dense_flop_per_clock_per_sm
+      << ", \"fused_epilogue\": " << (lesson.fused_epilogue ? "true" : "false")
+      << ", \"configurations\": [";
+  for (int i = 0; i < lesson.configuration_count; ++i)
+    out << (i ? ", " : "") << "\"" << json_escape(lesson.configurations[i].name) << "\"";
+  out << "]}";
+  return out.str();
+}
+
 }  // namespace gemm

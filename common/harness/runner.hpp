@@ -235,6 +235,11 @@ std::string format_table(const RunReport& report);
 std::string csv_header();
 std::string format_csv_row(const RunReport& report);
 std::string format_json(const RunReport& report);
+// `lessonNN --describe`: what the lesson is, as one line of JSON, for the tools (the grader draws
+// its shapes and its physical limit from it): its number, slug, kind of operands with that kind's
+// K multiple and dense tensor FLOP per clock per SM, whether it computes the fused epilogue, and
+// its configurations.
+std::string describe_lesson(const Lesson& lesson);
 
 // The whole life of a lesson executable: parse the command line, validate the shape, find the
 // GPU, check, time against cuBLAS, report. Returns the process exit code (ExitCode). Never throws.

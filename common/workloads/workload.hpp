@@ -71,11 +71,15 @@ class Workload {
   virtual std::vector<Comparison> comparisons(const ProblemBuffers& /*buffers*/) { return {}; }
 };
 
-// A kind of workload as a lesson names it: the name lesson.json uses, its shape contract (a plain
-// function: the command line is checked before there is a GPU) and how to make one (the runner
-// makes one of each kind it meets, and keeps it).
+// A kind of workload as a lesson names it: the name lesson.json uses, the two facts its contract
+// and its arithmetic give the tools (`lessonNN --describe`: the grader draws K in multiples of
+// k_multiple, and knows no run can beat the GPU's dense tensor rate for these operands), its shape
+// contract (a plain function: the command line is checked before there is a GPU) and how to make
+// one (the runner makes one of each kind it meets, and keeps it).
 struct WorkloadKind {
   const char* name;
+  int k_multiple;                   // the contract asks K % k_multiple == 0
+  int dense_flop_per_clock_per_sm;  // a Hopper SM's tensor cores on these operands, at full rate
   std::optional<std::string> (*contract_violation)(const GemmProblem& problem);
   std::unique_ptr<Workload> (*make)();
 };

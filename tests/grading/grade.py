@@ -72,6 +72,7 @@ HANDOUT_KERNEL = GRADING_DIR / "handout_kernel.cuh"  # the hand-out's kernel as 
 SUBMISSION_MAX_BYTES = 1024 * 1024
 BUILD_SECONDS = 900
 HOST_CHECK_SECONDS = 60
+DESCRIBE_SECONDS = 30
 CANARY_SECONDS = 120
 SANITIZER_SECONDS = 120
 PERFORMANCE_SECONDS = 180
@@ -235,6 +236,7 @@ class Grader:
         self.counting = threading.Lock()  # hangs and run names, from the runs' threads
         self.canaries = 0
         self.bound_seconds = None  # set before the GPU runs
+        self.facts = None  # what the course's build of the lesson says it is (describe)
         self.first_reports = {}  # shape name -> the report of its first correctness run
         self.performance_ratios = {}  # performance shape ("4096 x 4096 x 4096") -> speed ratio
 
@@ -474,6 +476,28 @@ class Grader:
             raise OutOfTime(self.out_of_time(f"the run {name} was stopped at the deadline"))
         return result
 
+    def describe(self):
+        """What the course's own build of the lesson says it is (`lessonNN --describe`, no GPU
+        needed): its kind of operands, the K multiple of their shape contract (the shapes are
+        drawn in it) and their dense tensor FLOP per clock per SM (the physical limit)."""
+        if self.facts is None:
+            result = self.run(self.baseline, ["--describe"], DESCRIBE_SECONDS, "describe",
+                              result_file=False)
+            lines = result.output.strip().splitlines()
+            try:
+                facts = json.loads(lines[-1]) if result.exit_code == 0 and lines else None
+                if not isinstance(facts, dict) or not all(
+                        isinstance(facts.get(key), int) and facts[key] > 0
+                        for key in ("k_multiple", "dense_flop_per_clock_per_sm")):
+                    facts = None
+            except ValueError:
+                facts = None
+            if facts is None or not isinstance(facts.get("operands"), str):
+                raise InfrastructureError(f"the course's lesson {self.lesson_id:02d} did not "
+                                          f"describe itself (--describe):\n{clipped(result.output)}")
+            self.facts = facts
+        return self.facts
+
     def canary(self, why):
         """The course's solution on a small shape: proves the GPU healthy, or stops grading."""
         if self.in_handout:
@@ -593,7 +617,7 @@ class Grader:
     def sanitizer_test(self, tool, epilogue=shapes.PLAIN):
         """compute-sanitizer at the small ragged shape, plain or with a fused epilogue (whose C and
         bias loads and buffer hand-offs are more to race on)."""
-        m, n, k = shapes.sanitizer_shape(self.lesson.k_multiple)
+        m, n, k = shapes.sanitizer_shape(self.describe()["k_multiple"])
         fused = epilogue != shapes.PLAIN
         name = f"compute-sanitizer {tool} at {m} x {n} x {k}" + (
             f", D = {epilogue.formula}" if fused else "")
@@ -660,11 +684,12 @@ class Grader:
                 ratios.append(0.0)
                 continue
             fastest = shape.flops / (minimum * 1e-3)
-            peak = scoring.peak_flops(report.get("sm_count"), self.lesson.operands)
+            facts = self.describe()
+            peak = scoring.peak_flops(facts["dense_flop_per_clock_per_sm"], report.get("sm_count"))
             if fastest > peak:
                 self.report.flags.append(f"{shape.size}: a run took {minimum} ms, "
                                          f"{fastest / 1e12:.0f} TFLOP/s, faster than the GPU can "
-                                         f"compute with {self.lesson.operands} operands "
+                                         f"compute with {facts['operands']} operands "
                                          f"({peak / 1e12:.0f} TFLOP/s at its highest clock: the "
                                          "product cannot have been computed)")
                 tests.append((shape.size, False, "faster than the physical limit: 0 points, flagged",
@@ -703,8 +728,9 @@ class Grader:
 
     def gpu(self):
         """Everything that needs the GPU (step 5)."""
-        public = shapes.public_shapes(ROOT, self.lesson.k_multiple)
-        hidden = (shapes.hidden_shapes(self.secret, self.lesson_id, public, self.lesson.k_multiple)
+        k_multiple = self.describe()["k_multiple"]
+        public = shapes.public_shapes(ROOT, k_multiple)
+        hidden = (shapes.hidden_shapes(self.secret, self.lesson_id, public, k_multiple)
                   if self.secret else [])
         fused_public = shapes.fused_public(ROOT, public) if self.lesson.fused_epilogue else []
         fused_hidden = (shapes.fused_hidden(self.secret, self.lesson_id, hidden)

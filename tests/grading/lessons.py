@@ -27,11 +27,6 @@ class LessonError(Exception):
     """A lesson folder that does not follow the course's conventions; the message says how."""
 
 
-# A lesson whose description says `"operands": "e4m3_block_scaled"` (lesson 18) reads e4m3 rows of
-# K bytes: its shape contract asks for K % 16 == 0 instead of the course's K % 8 == 0.
-K_MULTIPLE = {"bf16": 8, "e4m3_block_scaled": 16}
-
-
 @dataclasses.dataclass
 class Lesson:
     id: int
@@ -39,8 +34,6 @@ class Lesson:
     title: str
     folder: str            # "lessons/08_tma_mbarrier"
     signature: list        # ["HGMMA", "UTMALDG", "SYNCS.PHASECHK"]; [] for none
-    k_multiple: int = 8    # what the lesson's shape contract asks K to be a multiple of
-    operands: str = "bf16"  # the kind of workload: bf16, or e4m3_block_scaled (lesson 18)
     # Computes D = act(alpha * A * B^T + beta * C + bias) (lessons 15-17): graded with it too
     # (shapes.fused_runs).
     fused_epilogue: bool = False
@@ -77,8 +70,7 @@ def read_lesson(folder, root):
     kernel = folder / "kernel.cuh"
     signature = read_signature(kernel.read_text(), str(kernel.relative_to(root)))
     return Lesson(description["id"], description["slug"], description["title"],
-                  str(folder.relative_to(root)), signature, K_MULTIPLE[description["operands"]],
-                  description["operands"], description["fused_epilogue"])
+                  str(folder.relative_to(root)), signature, description["fused_epilogue"])
 
 
 def lesson_folders(root):

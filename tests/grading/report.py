@@ -23,22 +23,20 @@ PART_TITLES = {"public": "public correctness", "hidden": "hidden correctness",
 # Performance: full points from this fraction of the course's solution's speed, linear below.
 FULL_POINTS_RATIO = 0.9
 # The physical limit: a Hopper SXM GPU's dense tensor throughput at its highest clock (the H100
-# SXM and the H200 SXM alike), for the lesson's operands (its lesson.json's "operands").
-# 132 SMs (the SXM parts; the JSON's sm_count when the report has it) x FLOP per clock per SM x
-# 1.98 GHz: bf16, 4 tensor cores x 512 FMA = 4096 FLOP, 1070 TFLOP/s; e4m3, twice that, 2141
-# TFLOP/s (lesson 18's block scales add work, never speed). A run faster than that did not compute
-# the product.
+# SXM and the H200 SXM alike), for the lesson's operands: 132 SMs (the SXM parts; the JSON's
+# sm_count when the report has it) x the FLOP per clock per SM of the lesson's kind of operands
+# (`lessonNN --describe`: bf16 4096, 1070 TFLOP/s; lesson 18's e4m3 twice that, 2141 TFLOP/s)
+# x 1.98 GHz. A run faster than that did not compute the product.
 HOPPER_SXM_SM_COUNT = 132
-DENSE_FLOP_PER_CLOCK_PER_SM = {"bf16": 4096, "e4m3_block_scaled": 8192}
 MAX_SM_CLOCK_HZ = 1.98e9
 # The summary shows a failed test's first line and up to this many more.
 SUMMARY_FAILURE_LINES = 6
 
 
-def peak_flops(sm_count=None, operands="bf16"):
-    """The GPU's dense tensor FLOP/s for the operands (a kind the table lacks: KeyError, since a
-    guessed limit would either flag honest runs or let fake ones through)."""
-    return (sm_count or HOPPER_SXM_SM_COUNT) * DENSE_FLOP_PER_CLOCK_PER_SM[operands] * MAX_SM_CLOCK_HZ
+def peak_flops(flop_per_clock_per_sm, sm_count=None):
+    """The GPU's dense tensor FLOP/s for operands whose SMs do flop_per_clock_per_sm (what the
+    lesson's --describe says of its kind)."""
+    return (sm_count or HOPPER_SXM_SM_COUNT) * flop_per_clock_per_sm * MAX_SM_CLOCK_HZ
 
 
 def performance_fraction(ratios):

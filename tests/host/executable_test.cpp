@@ -11,6 +11,8 @@
 #include <cuda_runtime_api.h>
 
 #include "common/harness/runner.hpp"
+#include "common/workloads/kinds.hpp"
+#include "common/workloads/workload.hpp"
 #include "lessons/registry.hpp"
 
 namespace {
@@ -84,6 +86,43 @@ TEST(LessonExecutable, LessonsWithOneConfigurationRefuseConfig) {
                   "--config chooses one of the compiled configurations of lessons 16-18; lesson01 "
                   "has one");
   expect_rejected("--config", "--config needs a value");
+}
+
+TEST(LessonExecutable, DescribesItselfWithoutAGpu) {
+  const ProcessResult result = run(LESSON01_EXECUTABLE, "--describe");
+  EXPECT_EQ(result.exit_code, gemm::kExitPass) << result.output;
+  EXPECT_EQ(result.output,
+            "{\"lesson\": 1, \"slug\": \"naive\", \"operands\": \"bf16\", \"k_multiple\": 8, "
+            "\"dense_flop_per_clock_per_sm\": 4096, \"fused_epilogue\": false, "
+            "\"configurations\": []}\n");
+}
+
+TEST(LessonDescription, NamesEveryConfigurationAndTheKindOfOperands) {
+  for (const gemm::Lesson& lesson : gemm::all_lessons()) {
+    const std::string description = gemm::describe_lesson(lesson);
+    EXPECT_NE(description.find("\"operands\": \"" + std::string(lesson.workload->name) + "\""),
+              std::string::npos)
+        << description;
+    for (int c = 0; c < lesson.configuration_count; ++c)
+      EXPECT_NE(description.find("\"" + std::string(lesson.configurations[c].name) + "\""),
+                std::string::npos)
+          << description;
+  }
+}
+
+// The K multiple a kind tells the tools is the one its contract asks for: K = k_multiple passes,
+// and the multiple of 8 between it and the next one (when there is one) does not.
+TEST(WorkloadKinds, KMultipleIsTheContracts) {
+  for (const gemm::WorkloadKind* kind :
+       {&gemm::workloads::kind_bf16, &gemm::workloads::kind_e4m3_block_scaled}) {
+    EXPECT_FALSE(kind->contract_violation({64, 64, kind->k_multiple}).has_value()) << kind->name;
+    EXPECT_FALSE(kind->contract_violation({64, 64, 3 * kind->k_multiple}).has_value()) << kind->name;
+    if (kind->k_multiple > 8) {
+      EXPECT_TRUE(kind->contract_violation({64, 64, kind->k_multiple + 8}).has_value())
+          << kind->name;
+    }
+    EXPECT_GE(kind->dense_flop_per_clock_per_sm, 4096) << kind->name;
+  }
 }
 
 TEST(LessonConfigurations, AnUnknownNameListsTheConfigurations) {

@@ -22,6 +22,8 @@ import sanitizers  # noqa: E402
 from test_grading_runs import Environment, FakeTree  # noqa: E402
 
 FIXTURES = REPOSITORY / "tests" / "tools" / "fixtures" / "grading" / "sanitizer"
+# A stand-in lesson executable; the grader asks it --describe (lesson 01's facts).
+FAKE_LESSON = REPOSITORY / "tests" / "tools" / "fixtures" / "grading" / "fake_lesson.py"
 
 
 def fixture(name):
@@ -97,6 +99,7 @@ class Messages(unittest.TestCase):
         self.grader = grade.Grader(1, self.dir / "kernel.cuh", self.dir / "results", self.dir / "tree",
                                    secret=b"s")
         self.grader.lesson = grade.lessons.load(REPOSITORY, 1)
+        self.grader.baseline = FAKE_LESSON
         self.shape = grade.shapes.Shape("tiny", 1, 8, 8, 1007)
 
     def tearDown(self):
@@ -341,6 +344,11 @@ class MissingTools(unittest.TestCase):
 
     def test_compute_sanitizer_missing_in_a_handout(self):
         grader = self.grader(in_handout=True)
+        # The hand-out's lesson (it answers --describe with the python3 this test runs on: PATH
+        # holds only the tools above).
+        grader.baseline = self.dir / "baseline"
+        grader.baseline.write_text(f"#!/bin/sh\nexec {sys.executable} {FAKE_LESSON} \"$@\"\n")
+        grader.baseline.chmod(0o755)
         name, _, passed, text, _ = grader.sanitizer_test("memcheck")
         self.assertFalse(passed)
         self.assertIn("not run: compute-sanitizer is not on PATH", text)
