@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-DEFAULT_IMAGE_DIR = Path(__file__).resolve().parent.parent / "docs" / "img"
+from svg_picture import DEFAULT_IMAGE_DIR, document_start, dot_legend, draw
 
 WIDTH, HEIGHT = 620, 360          # the plot, in SVG pixels
 LEFT, TOP, RIGHT, BOTTOM = 70, 50, 20, 90
@@ -68,11 +68,7 @@ def render_svg(points, title):
     def y(value):
         return TOP + HEIGHT - (value - low_y) / (high_y - low_y) * HEIGHT
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{width / 2:.1f}" y="24" text-anchor="middle" font-size="14">'
-           f'{escape(title)}</text>']
+    out = document_start(width, height, title)
     steps = round((high_y - low_y) / 0.1)
     for step in range(steps + 1):
         value = low_y + step * 0.1
@@ -100,11 +96,7 @@ def render_svg(points, title):
     for count, values, chosen in points:
         out.append(f'<text x="{x(count):.1f}" y="{y(values["layer_over_stream"]) - 9:.1f}" '
                    f'text-anchor="middle" font-size="10">{escape(chosen)}</text>')
-    for index, (_, name, colour) in enumerate(SERIES):
-        legend_x = LEFT + index * 200
-        legend_y = height - 14
-        out.append(f'<circle cx="{legend_x + 6}" cy="{legend_y - 4}" r="4" fill="{colour}"/>')
-        out.append(f'<text x="{legend_x + 16}" y="{legend_y}">{escape(name)}</text>')
+    out += dot_legend([(name, colour) for _, name, colour in SERIES], LEFT, height - 14, 200)
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -116,19 +108,10 @@ def main(argv=None):
     parser.add_argument("--rank", type=int, default=0, help="whose rows (default 0)")
     parser.add_argument("--out", type=Path, help="the SVG to write (default: docs/img/...)")
     args = parser.parse_args(argv)
-    try:
-        points = read_layer(args.layer.read_text(), args.rank, str(args.layer))
-    except OSError as error:
-        print(f"layer_svg: cannot read {args.layer}: {error.strerror}", file=sys.stderr)
-        return 2
-    except LayerError as error:
-        print(f"layer_svg: {error}", file=sys.stderr)
-        return 1
-    out = args.out or DEFAULT_IMAGE_DIR / f"{args.layer.stem}.svg"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_svg(points, args.title))
-    print(f"layer_svg: wrote {out}")
-    return 0
+    return draw("layer_svg", args.layer,
+                lambda text: read_layer(text, args.rank, str(args.layer)),
+                lambda points: render_svg(points, args.title),
+                args.out or DEFAULT_IMAGE_DIR / f"{args.layer.stem}.svg", LayerError)
 
 
 if __name__ == "__main__":

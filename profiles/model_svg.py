@@ -16,9 +16,8 @@ import csv
 import math
 import sys
 from pathlib import Path
-from xml.sax.saxutils import escape
 
-DEFAULT_IMAGE_DIR = Path(__file__).resolve().parent.parent / "docs" / "img"
+from svg_picture import DEFAULT_IMAGE_DIR, document_start, dot_legend, draw
 
 SIZE = 560            # the square plot, in SVG pixels
 LEFT, TOP, RIGHT, BOTTOM = 70, 50, 20, 80
@@ -66,11 +65,7 @@ def render_svg(points, title):
     def y(value):
         return TOP + SIZE - (math.log10(value) - low) / (high - low) * SIZE
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{width / 2:.1f}" y="24" text-anchor="middle" font-size="14">'
-           f'{escape(title)}</text>']
+    out = document_start(width, height, title)
     for tick in ticks:
         out.append(f'<line x1="{x(tick):.1f}" y1="{TOP}" x2="{x(tick):.1f}" y2="{TOP + SIZE}" '
                    'stroke="#dddddd"/>')
@@ -88,12 +83,8 @@ def render_svg(points, title):
     for estimate, measured, picked in sorted(points, key=lambda point: point[2]):
         out.append(f'<circle cx="{x(estimate):.1f}" cy="{y(measured):.1f}" r="{4 if picked else 3}" '
                    f'fill="{PICK_COLOUR if picked else OTHER_COLOUR}" fill-opacity="0.8"/>')
-    for index, (name, fill) in enumerate((("the model's pick", PICK_COLOUR),
-                                          ("another configuration", OTHER_COLOUR))):
-        legend_y = height - 12
-        legend_x = LEFT + index * 180
-        out.append(f'<circle cx="{legend_x + 6}" cy="{legend_y - 4}" r="4" fill="{fill}"/>')
-        out.append(f'<text x="{legend_x + 16}" y="{legend_y}">{escape(name)}</text>')
+    out += dot_legend((("the model's pick", PICK_COLOUR), ("another configuration", OTHER_COLOUR)),
+                      LEFT, height - 12, 180)
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -104,19 +95,9 @@ def main(argv=None):
     parser.add_argument("--title", required=True, help="what the picture shows: GPU, date, commits")
     parser.add_argument("--out", type=Path, help="the SVG to write (default: docs/img/...)")
     args = parser.parse_args(argv)
-    try:
-        points = read_points(args.points.read_text(), str(args.points))
-    except OSError as error:
-        print(f"model_svg: cannot read {args.points}: {error.strerror}", file=sys.stderr)
-        return 2
-    except PointsError as error:
-        print(f"model_svg: {error}", file=sys.stderr)
-        return 1
-    out = args.out or DEFAULT_IMAGE_DIR / f"{args.points.stem}.svg"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_svg(points, args.title))
-    print(f"model_svg: wrote {out}")
-    return 0
+    return draw("model_svg", args.points, lambda text: read_points(text, str(args.points)),
+                lambda points: render_svg(points, args.title),
+                args.out or DEFAULT_IMAGE_DIR / f"{args.points.stem}.svg", PointsError)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-DEFAULT_IMAGE_DIR = Path(__file__).resolve().parent.parent / "docs" / "img"
+from svg_picture import DEFAULT_IMAGE_DIR, document_start, draw
 
 SECTION = re.compile(r"^(?P<tokens>\d+) tokens, (?P<what>[^:]+):")
 RANK = re.compile(r"^rank (?P<rank>\d+):\s*$")
@@ -167,11 +167,7 @@ def render_svg(chart):
     def x(time):
         return LEFT + (time - low) / (high - low) * plot_width
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-           f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
-           f'<text x="{WIDTH / 2:.1f}" y="24" text-anchor="middle" font-size="14">'
-           f'{escape(chart.title)}</text>']
+    out = document_start(WIDTH, height, chart.title)
     bottom = TOP + len(chart.rows) * ROW_HEIGHT
     tick = math.ceil(low / step) * step
     while tick <= high + step / 2:
@@ -214,21 +210,10 @@ def main(argv=None):
     parser.add_argument("--tokens", type=int, required=True, help="the token count to draw")
     parser.add_argument("--out", type=Path, help="the SVG to write (default: docs/img/...)")
     args = parser.parse_args(argv)
-    try:
-        text = args.timeline.read_text()
-    except OSError as error:
-        print(f"timeline_svg: cannot read {args.timeline}: {error.strerror}", file=sys.stderr)
-        return 2
-    try:
-        chart = read_timeline(text, args.tokens, str(args.timeline))
-    except TimelineError as error:
-        print(f"timeline_svg: {error}", file=sys.stderr)
-        return 1
-    out = args.out or DEFAULT_IMAGE_DIR / f"{args.timeline.stem}_{args.tokens}.svg"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_svg(chart))
-    print(f"timeline_svg: wrote {out}")
-    return 0
+    return draw("timeline_svg", args.timeline,
+                lambda text: read_timeline(text, args.tokens, str(args.timeline)), render_svg,
+                args.out or DEFAULT_IMAGE_DIR / f"{args.timeline.stem}_{args.tokens}.svg",
+                TimelineError)
 
 
 if __name__ == "__main__":
