@@ -68,6 +68,7 @@ struct TanhGate {
 GEMM_HOST_DEVICE constexpr bool is_gated(Activation activation) {
   return activation == Activation::gelu || activation == Activation::silu;
 }
+// GELU's coefficients, or SiLU's for any other activation (the linear kind never reads them).
 GEMM_HOST_DEVICE constexpr TanhGate tanh_gate_of(Activation activation) {
   return activation == Activation::gelu
              ? TanhGate{float(kSqrtTwoOverPi), float(kSqrtTwoOverPi * kGeluCubic)}

@@ -10,7 +10,9 @@ std::optional<std::string> shape_contract_violation(const GemmProblem& problem) 
     int64_t value;
     int64_t minimum;
     int64_t multiple;
-  } dims[] = {{"M", problem.m, 1, 1}, {"N", problem.n, 8, 8}, {"K", problem.k, 8, 8}};
+  } dims[] = {{"M", problem.m, 1, 1},
+              {"N", problem.n, kShapeMultiple, kShapeMultiple},
+              {"K", problem.k, kShapeMultiple, kShapeMultiple}};
 
   for (const auto& dim : dims) {
     const std::string value = std::to_string(dim.value);
@@ -30,10 +32,10 @@ std::optional<std::string> shape_contract_violation(const GemmProblem& problem) 
 
 std::optional<std::string> block_scaled_contract_violation(const GemmProblem& problem) {
   if (auto violation = shape_contract_violation(problem)) return violation;
-  if (problem.k % 16 != 0)
-    return "K = " + std::to_string(problem.k) +
-           " is not a multiple of 16: lesson 18's shape contract needs K % 16 == 0 (rows of e4m3 "
-           "of 16 bytes)";
+  if (problem.k % kBlockScaledKMultiple != 0)
+    return "K = " + std::to_string(problem.k) + " is not a multiple of " +
+           std::to_string(kBlockScaledKMultiple) + ": lesson 18's shape contract needs K % " +
+           std::to_string(kBlockScaledKMultiple) + " == 0 (rows of e4m3 of 16 bytes)";
   return std::nullopt;
 }
 

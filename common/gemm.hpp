@@ -103,6 +103,11 @@ struct GemmArgs {
 // larger matrix of bf16 would not fit in a GPU's memory for any N or K that makes sense).
 inline constexpr int64_t kMaxDimension = int64_t(1) << 30;
 
+// What the contracts below ask N and K to be multiples of: 8 bf16 values, 16 bytes, for every
+// lesson; and K of lesson 18's e4m3 operands, 16 of them.
+inline constexpr int kShapeMultiple = 8;
+inline constexpr int kBlockScaledKMultiple = 16;
+
 // The shape contract, identical for every lesson:
 //   M >= 1;  N >= 8 and N % 8 == 0;  K >= 8 and K % 8 == 0;  each at most 2^30.
 // N and K multiples of 8 make every row of A, B and D a whole number of 16-byte chunks, which

@@ -77,10 +77,10 @@ std::vector<Workload::Comparison> BlockScaledE4m3::comparisons(const ProblemBuff
 }
 
 namespace workloads {
-// Lesson 18's contract (K % 16 == 0); e4m3 on a Hopper SM: twice bf16's rate, 8192 FLOP per clock
-// (the block scales add work, never speed).
+// Lesson 18's contract; e4m3 on a Hopper SM: twice bf16's rate, 8192 FLOP per clock (the block
+// scales add work, never speed).
 const WorkloadKind kind_e4m3_block_scaled{
-    "e4m3_block_scaled", 16, 8192, &block_scaled_contract_violation,
+    "e4m3_block_scaled", kBlockScaledKMultiple, 8192, &block_scaled_contract_violation,
     [] { return std::unique_ptr<Workload>(new BlockScaledE4m3()); }};
 }  // namespace workloads
 

@@ -81,9 +81,9 @@ class DenseBf16 final : public Workload {
 }  // namespace
 
 namespace workloads {
-// The course's contract (K % 8 == 0); bf16 on a Hopper SM: 4 tensor cores x 512 multiply-adds
-// per clock, 4096 FLOP.
-const WorkloadKind kind_bf16{"bf16", 8, 4096, &shape_contract_violation,
+// The course's contract; bf16 on a Hopper SM: 4 tensor cores x 512 multiply-adds per clock, 4096
+// FLOP.
+const WorkloadKind kind_bf16{"bf16", kShapeMultiple, 4096, &shape_contract_violation,
                              [] { return std::unique_ptr<Workload>(new DenseBf16()); }};
 }  // namespace workloads
 

@@ -92,7 +92,8 @@ class RowScaled final : public gemm::Workload {
   gemm::CublasGemm cublas_;
 };
 
-const gemm::WorkloadKind kRowScaled{"bf16_row_scaled", 8, 4096, &gemm::shape_contract_violation,
+const gemm::WorkloadKind kRowScaled{"bf16_row_scaled", gemm::kShapeMultiple, 4096,
+                                    &gemm::shape_contract_violation,
                                     [] { return std::unique_ptr<gemm::Workload>(new RowScaled()); }};
 
 template <gemm::LaunchFunction Launch>

@@ -483,16 +483,15 @@ class Grader:
         if self.facts is None:
             result = self.run(self.baseline, ["--describe"], DESCRIBE_SECONDS, "describe",
                               result_file=False)
-            lines = result.output.strip().splitlines()
             try:
-                facts = json.loads(lines[-1]) if result.exit_code == 0 and lines else None
-                if not isinstance(facts, dict) or not all(
-                        isinstance(facts.get(key), int) and facts[key] > 0
-                        for key in ("k_multiple", "dense_flop_per_clock_per_sm")):
-                    facts = None
-            except ValueError:
+                facts = json.loads(result.output.strip().splitlines()[-1])
+            except (ValueError, IndexError):
                 facts = None
-            if facts is None or not isinstance(facts.get("operands"), str):
+            described = (result.exit_code == 0 and isinstance(facts, dict)
+                         and isinstance(facts.get("operands"), str)
+                         and all(isinstance(facts.get(key), int) and facts[key] > 0
+                                 for key in ("k_multiple", "dense_flop_per_clock_per_sm")))
+            if not described:
                 raise InfrastructureError(f"the course's lesson {self.lesson_id:02d} did not "
                                           f"describe itself (--describe):\n{clipped(result.output)}")
             self.facts = facts
