@@ -9,6 +9,7 @@
 // Taught in lesson 18: lessons/18_fp8_block_scaled/kernel.cuh spells it out with its exercise
 // regions (tests/tools/test_teaching_copies.py keeps the two identical).
 
+#include <algorithm>
 #include <cstdint>
 
 #include <cuda.h>
@@ -50,6 +51,7 @@ struct BlockScaledMainloop {
     CUtensorMap a_map, b_map, a_scale_map;
     const float* b_scales;
     int b_scale_stride;
+    uint32_t stage_bytes;  // what a stage's loads deliver to each block: A's box, B's, A's scales
   };
 
   static int64_t k_slices(int64_t k) { return gemm::BlockScaledOperands::k_blocks(k); }
@@ -57,22 +59,27 @@ struct BlockScaledMainloop {
   // The operands' maps hold e4m3: boxes of kSliceK values (128 bytes, the 128-byte swizzle's span)
   // by the tile's rows; past K, M or N, TMA fills zeros, and a zero e4m3 adds nothing to a sum.
   // A's scales are a matrix of k_blocks rows of scale_rows(M) floats, read one K block's row by
-  // BlockM floats at a time, unswizzled.
+  // BlockM floats at a time, unswizzled. Where A has fewer rows than a tile (a decode step), A's
+  // boxes and its scales' hold M rounded up to 8 rows instead, as in the bf16 mainloop (TMA's fill
+  // of rows past the end of A is slow): the tile's rows past them make only rows of D past M.
   template <class Tile>
   static Params make_params(const gemm::GemmArgs& args) {
     using gemm::MapElement;
     const auto& p = args.problem;
     const auto& fp8 = args.fp8;
+    const int a_box_rows = int(std::min<int64_t>(gemm::ceil_div<int64_t>(p.m, 8) * 8, Tile::kBlockM));
+    const int b_bytes = Tile::kBlockN * kSliceK * kOperandBytes;
     return {gemm::make_tensor_map(fp8.a, gemm::kmajor_tile_map_args(MapElement::e4m3, p.m, p.k,
-                                                                    Tile::kBlockM, kSliceK)),
+                                                                    a_box_rows, kSliceK)),
             gemm::make_tensor_map(fp8.b, gemm::kmajor_tile_map_args(MapElement::e4m3, p.n, p.k,
                                                                     Tile::kBSliceRows, kSliceK)),
             gemm::make_tensor_map(
                 fp8.a_scales,
                 gemm::kmajor_tile_map_args(MapElement::fp32, k_slices(p.k),
                                            gemm::BlockScaledOperands::scale_rows(p.m), 1,
-                                           Tile::kBlockM, CU_TENSOR_MAP_SWIZZLE_NONE)),
-            fp8.b_scales, int(gemm::BlockScaledOperands::b_scale_stride(p.k))};
+                                           a_box_rows, CU_TENSOR_MAP_SWIZZLE_NONE)),
+            fp8.b_scales, int(gemm::BlockScaledOperands::b_scale_stride(p.k)),
+            uint32_t(a_box_rows * kSliceK * kOperandBytes + b_bytes + a_box_rows * sizeof(float))};
   }
 
   // The index in b_scales of the scale of B's 128 x 128 block that holds the tile's columns
@@ -95,15 +102,14 @@ struct BlockScaledMainloop {
 
   // The producer's loop over an item's slices (lesson 12's, with one more load): A's slice, this
   // block's part of B's slice multicast to the cluster, and A's scales for the slice's rows, one
-  // box of BlockM floats from the row of the slice's K block. The full barrier counts all of
-  // their bytes.
+  // box of BlockM floats (or of A's box's rows) from the row of the slice's K block. The full
+  // barrier counts all of their bytes (params.stage_bytes).
   template <class Tile, class Pipeline>
   __device__ static void load(Pipeline& pipeline, Ring<Tile>& ring, const Params& params,
                               const gemm::hopper::WorkItem& item, uint32_t rank,
                               gemm::PipelineState<Tile::kStages>& state) {
-    constexpr uint32_t kBytes = Tile::kStageBytes + Tile::kBlockM * sizeof(float);
     for (int slice = item.k_begin; slice < item.k_end; ++slice) {
-      pipeline.producer_acquire(state, kBytes);
+      pipeline.producer_acquire(state, params.stage_bytes);
       uint64_t* full = pipeline.full_barrier(state);
       gemm::ptx::tma_load_2d(ring.operands.a[state.index], &params.a_map, full, slice * kSliceK,
                              item.row0);
