@@ -31,6 +31,16 @@ struct TensorMapArgs {
   CUtensorMapFloatOOBfill oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;  // zeros, see above
 };
 
+// The rows of a box of an operand whose tile has `tile_rows` rows: the tile's rows, or, where the
+// operand has fewer (A in a decode step: 1 to 63 tokens against a 64- or 128-row tile), its rows
+// rounded up to the 8 rows of the swizzle's pattern. TMA fills a box's rows past the end of the
+// matrix with zeros, and that fill is slow; the tile's rows past a shorter box keep what the stage
+// held before, and make only rows of D past the matrix, which the TMA store clips.
+inline int operand_box_rows(int64_t rows, int tile_rows) {
+  const int64_t pattern_rows = (rows + 7) / 8 * 8;
+  return pattern_rows < tile_rows ? int(pattern_rows) : tile_rows;
+}
+
 // The map arguments for a row-major `rows` x `k` bf16 matrix read in boxes of `box_rows` x `box_k`
 // (A is M x K, B is N x K): inner dimension K, outer dimension the rows. Checks what the driver
 // would reject, and throws std::invalid_argument with a one-line message naming the rule:

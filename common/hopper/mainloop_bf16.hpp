@@ -15,7 +15,6 @@
 ///   drain               ... until they are complete and their stages released
 /// Lesson 18's e4m3 mainloop has the same members.
 
-#include <algorithm>
 #include <cstdint>
 
 #include <cuda.h>
@@ -47,16 +46,15 @@ struct Bf16Mainloop {
   static int64_t k_slices(int64_t k) { return ceil_div<int64_t>(k, kSliceK); }
 
   // A's boxes are the tile's rows, or A's rows where A has fewer (a decode step: M tokens of 1 to
-  // 63 against 64- or 128-row tiles). TMA fills a box's rows past the end of A with zeros, and
-  // that fill is slow: at M = 2 a 64-row box made a 7168 x 4096 product 46% slower than at M = 64
-  // (29.5 against 20.2 us, the same bytes from DRAM; H200, Nsight Compute, 2026-11-28). So A's box
-  // holds M rows rounded up to the 8 rows of the swizzle's pattern; the tile's rows past the box
-  // keep whatever the stage held before, and make only rows of D past M, which the TMA store
-  // clips. B's boxes are what one block of a cluster loads and multicasts.
+  // 63 against 64- or 128-row tiles), rounded up to the swizzle's 8-row pattern
+  // (operand_box_rows). TMA's zero fill of a box's rows past the end of A is slow: at M = 2 a
+  // 64-row box made a 7168 x 4096 product 46% slower than at M = 64 (29.5 against 20.2 us, the
+  // same bytes from DRAM; H200, Nsight Compute, 2026-11-28). B's boxes are what one block of a
+  // cluster loads and multicasts.
   template <class Tile>
   static Params make_params(const GemmArgs& args) {
     const auto& p = args.problem;
-    const int a_box_rows = int(std::min<int64_t>(ceil_div<int64_t>(p.m, 8) * 8, Tile::kBlockM));
+    const int a_box_rows = operand_box_rows(p.m, Tile::kBlockM);
     return {make_tensor_map(args.a, kmajor_tile_map_args(p.m, p.k, a_box_rows, kSliceK)),
             make_tensor_map(args.b, kmajor_tile_map_args(p.n, p.k, Tile::kBSliceRows, kSliceK)),
             uint32_t((a_box_rows + Tile::kBlockN) * kSliceK * kOperandBytes)};

@@ -24,7 +24,6 @@
 #pragma once
 
 #include <array>
-#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -91,14 +90,13 @@ struct BlockScaledMainloop {
   // by the tile's rows; past K, M or N, TMA fills zeros, and a zero e4m3 adds nothing to a sum.
   // A's scales are a matrix of k_blocks rows of scale_rows(M) floats, read one K block's row by
   // BlockM floats at a time, unswizzled. Where A has fewer rows than a tile (a decode step), A's
-  // boxes and its scales' hold M rounded up to 8 rows instead, as in the bf16 mainloop (TMA's fill
-  // of rows past the end of A is slow): the tile's rows past them make only rows of D past M.
+  // boxes and its scales' are shorter (gemm::operand_box_rows, as in the bf16 mainloop).
   template <class Tile>
   static Params make_params(const gemm::GemmArgs& args) {
     using gemm::MapElement;
     const auto& p = args.problem;
     const auto& fp8 = args.fp8;
-    const int a_box_rows = int(std::min<int64_t>(gemm::ceil_div<int64_t>(p.m, 8) * 8, Tile::kBlockM));
+    const int a_box_rows = gemm::operand_box_rows(p.m, Tile::kBlockM);
     const int b_bytes = Tile::kBlockN * kSliceK * kOperandBytes;
     return {gemm::make_tensor_map(fp8.a, gemm::kmajor_tile_map_args(MapElement::e4m3, p.m, p.k,
                                                                     a_box_rows, kSliceK)),

@@ -150,3 +150,15 @@ TEST(TensorMapArgs, DescribesItselfForErrorMessages) {
             "globalDim = {264, 333}, globalStrides = {528} bytes, boxDim = {64, 128}, "
             "swizzle = 128B");
 }
+
+// A decode step's A is shorter than a tile: its box holds its rows, rounded up to the swizzle's
+// 8-row pattern, and never more than the tile's.
+TEST(OperandBoxRows, ShortOperandsGetShortBoxes) {
+  EXPECT_EQ(gemm::operand_box_rows(1, 64), 8);
+  EXPECT_EQ(gemm::operand_box_rows(8, 64), 8);
+  EXPECT_EQ(gemm::operand_box_rows(9, 128), 16);
+  EXPECT_EQ(gemm::operand_box_rows(63, 64), 64);
+  EXPECT_EQ(gemm::operand_box_rows(64, 64), 64);
+  EXPECT_EQ(gemm::operand_box_rows(100, 64), 64);
+  EXPECT_EQ(gemm::operand_box_rows(int64_t(1) << 40, 128), 128);
+}
