@@ -1,6 +1,7 @@
 #pragma once
-// A timeline from CUPTI's activity records: when each kernel (on the SMs) and each copy (on the
-// copy engines) of this process started and ended on the GPU. It shows what end-to-end times
+// A timeline from CUPTI's activity records: when each kernel (on the SMs), each copy (on the
+// copy engines) and each memset (the timing protocol's L2 flush) of this process started and ended
+// on the GPU. It shows what end-to-end times
 // cannot: whether two kernels overlap (lesson 17's chain_timeline), or whether copies run while
 // GEMMs do (lesson 19's --timeline). Only programs linked with CUDA::cupti include it.
 
@@ -20,8 +21,8 @@ namespace gemm {
 // One interval of the timeline.
 struct ActivitySpan {
   uint64_t start_ns = 0, end_ns = 0;
-  bool on_copy_engine = false;  // a copy; otherwise a kernel
-  std::string what;             // the kernel's name, or the copy's size (and GPUs)
+  bool on_copy_engine = false;  // a copy; otherwise a kernel or a memset
+  std::string what;             // the kernel's name, the copy's size (and GPUs), or "memset"
 };
 
 class ActivityTimeline {
@@ -57,7 +58,8 @@ class ActivityTimeline {
  private:
   static constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                                   CUPTI_ACTIVITY_KIND_MEMCPY,
-                                                  CUPTI_ACTIVITY_KIND_MEMCPY2};
+                                                  CUPTI_ACTIVITY_KIND_MEMCPY2,
+                                                  CUPTI_ACTIVITY_KIND_MEMSET};
 
   static std::vector<ActivitySpan>& records() {
     static std::vector<ActivitySpan> spans;
@@ -94,6 +96,9 @@ class ActivityTimeline {
         std::snprintf(what, sizeof(what), "copy %.1f MB, GPU %u -> GPU %u", copy->bytes / 1e6,
                       copy->srcDeviceId, copy->dstDeviceId);
         records().push_back({copy->start, copy->end, true, what});
+      } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+        const auto* memset = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+        records().push_back({memset->start, memset->end, false, "memset"});
       }
     }
     std::free(buffer);

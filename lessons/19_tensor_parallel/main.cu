@@ -249,84 +249,82 @@ std::string check_cell(double max_normalized_error, double mismatches) {
 
 // One span of a rank's timeline as it crosses to rank 0: plain bytes of a fixed size.
 struct SpanRecord {
-  uint64_t start_ns = 0, end_ns = 0;  // end_ns 0: no span
-  bool on_copy_engine = false;
+  double start_us = 0, end_us = 0;  // from the end of the rank's L2 flush
+  bool present = false, on_copy_engine = false;
   char what[48] = {};
 };
 
-// The name a layer's kernel goes by in the timeline: lesson 16's GEMMs run lesson 15's kernel.
-const char* kernel_label(const std::string& name) {
+// The name a layer's kernel goes by in the timeline: lesson 16's GEMMs run lesson 15's kernel;
+// any other kernel (cuBLASLt's) by its own name.
+std::string kernel_label(const std::string& name) {
   if (name.find("gemm_kernel") != std::string::npos) return "GEMM";
   if (name.find("nccl") != std::string::npos) return "NCCL";
   if (name.find("sum_slots") != std::string::npos) return "sum of the slots";
-  return "other kernel";
+  if (name.find("one_shot_gather") != std::string::npos) return "one-shot gather";
+  if (name.find("one_shot_reduce") != std::string::npos) return "one-shot reduce";
+  return name;
 }
 
-// NEW in lesson 19: every rank's timeline of one overlapped layer, printed by rank 0. Each rank
+// NEW in lesson 19: every rank's timeline of one layer of `variant`, printed by rank 0. Each rank
 // records layers with CUPTI (gemm::ActivityTimeline), names its GEMMs and copies by the order it
-// issued them (overlapped_steps), and sends its spans to rank 0. The first recorded layer is
-// thrown away: the first launch of each kernel under CUPTI costs the host time. The layer shown is
-// the second of two enqueued back to back, each after an L2 flush, as in the timed runs, so that
-// the GPU never idles while the host enqueues it and the layer starts from HBM. Times are in
-// microseconds from the end of the rank's start barrier (its first NCCL kernel), which every rank
-// leaves at the same moment; each GPU has its own clock.
-void print_timelines(TensorParallelMlp& mlp, Communicator& comm, gemm::PairedTimer& timer,
-                     cudaStream_t stream) {
+// issued them (overlapped_steps for the overlapped variant), and sends its spans to rank 0. The
+// first recorded layer is thrown away: the first launch of each kernel under CUPTI costs the host
+// time. The layer shown is the second of two enqueued back to back, each after an L2 flush (a
+// memset), as in the timed runs, so that the GPU never idles while the host enqueues it and the
+// layer starts from HBM. Times are in microseconds from the end of the rank's L2 flush; each GPU
+// has its own clock.
+void print_timeline(TensorParallelMlp& mlp, Variant variant, Communicator& comm,
+                    gemm::PairedTimer& timer, cudaStream_t stream) {
   constexpr int kMostSpans = 96;
   const ShardLayout& layout = mlp.layout();
   std::vector<gemm::ActivitySpan> spans;
   {
     gemm::ActivityTimeline timeline;
-    mlp.run(Variant::overlapped, stream);
+    mlp.run(variant, stream);
     gemm::synchronize_or_timeout(stream, 300.0);
     timeline.clear();
     for (int layer = 0; layer < 2; ++layer) {
       timer.flush_l2(stream, layer);
-      mlp.run(Variant::overlapped, stream);
+      mlp.run(variant, stream);
     }
     gemm::synchronize_or_timeout(stream, 300.0);
     spans = timeline.spans();
   }
-  for (gemm::ActivitySpan& span : spans)
-    if (!span.on_copy_engine) span.what = kernel_label(span.what);
-  // The first of the two layers ends with its sum; everything of the second comes after it.
-  const auto first_layer_end =
-      std::find_if(spans.begin(), spans.end(),
-                   [](const gemm::ActivitySpan& span) { return span.what == "sum of the slots"; });
-  if (first_layer_end != spans.end()) spans.erase(spans.begin(), first_layer_end + 1);
-  const OverlappedSteps steps = overlapped_steps(comm.rank(), layout.gpus, layout.chunks);
+  // The second layer: what comes after the last flush.
+  const auto last_flush = std::find_if(spans.rbegin(), spans.rend(), [](const auto& span) {
+    return span.what == "memset";
+  });
+  if (last_flush == spans.rend()) return;
+  const double origin_ns = double(last_flush->end_ns);
+  spans.erase(spans.begin(), last_flush.base());
+  const std::vector<std::string> gemm_steps =
+      variant == Variant::overlapped ? overlapped_steps(comm.rank(), layout.gpus, layout.chunks).gemms
+                                     : std::vector<std::string>{"GEMM 1", "GEMM 2"};
+  const std::vector<std::string> copy_steps =
+      overlapped_steps(comm.rank(), layout.gpus, layout.chunks).copies;
   size_t gemm = 0, copy = 0;
   std::vector<SpanRecord> records(kMostSpans);
   for (size_t i = 0; i < spans.size() && i < records.size(); ++i) {
     const gemm::ActivitySpan& span = spans[i];
-    std::string what = span.what;
-    if (span.on_copy_engine && copy < steps.copies.size()) what = steps.copies[copy++];
-    if (!span.on_copy_engine && span.what == "GEMM" && gemm < steps.gemms.size())
-      what = steps.gemms[gemm++];
-    records[i] = {span.start_ns, span.end_ns, span.on_copy_engine, {}};
+    std::string what = span.on_copy_engine ? span.what : kernel_label(span.what);
+    if (span.on_copy_engine && copy < copy_steps.size()) what = copy_steps[copy++];
+    if (what == "GEMM" && gemm < gemm_steps.size()) what = gemm_steps[gemm++];
+    records[i] = {(double(span.start_ns) - origin_ns) / 1e3, (double(span.end_ns) - origin_ns) / 1e3,
+                  true, span.on_copy_engine, {}};
     std::snprintf(records[i].what, sizeof(records[i].what), "%s", what.c_str());
   }
   const std::vector<unsigned char> all =
       comm.all_gather_bytes(records.data(), records.size() * sizeof(SpanRecord), stream);
   if (comm.rank() != 0) return;
-  std::printf("\n%lld tokens, overlapped, %d chunk(s): each rank's timeline of one layer, us from "
-              "the end of its start barrier\n", (long long)layout.tokens, layout.chunks);
+  std::printf("\n%lld tokens, %s, %d chunk(s): each rank's timeline of one layer, us from the "
+              "end of its L2 flush\n",
+              (long long)layout.tokens, variant_name(variant), layout.chunks);
   for (int rank = 0; rank < comm.ranks(); ++rank) {
     const auto* theirs = reinterpret_cast<const SpanRecord*>(all.data()) + size_t(rank) * kMostSpans;
-    int count = 0;
-    while (count < kMostSpans && theirs[count].end_ns != 0) ++count;
-    if (count == 0) continue;
-    double origin_ns = double(theirs[0].start_ns);  // one rank: its barrier launches no kernel
-    for (int i = 0; i < count; ++i)
-      if (!theirs[i].on_copy_engine && std::string(theirs[i].what) == "NCCL") {
-        origin_ns = double(theirs[i].end_ns);
-        break;
-      }
     std::printf("rank %d:\n", rank);
-    for (int i = 0; i < count; ++i)
+    for (int i = 0; i < kMostSpans && theirs[i].present; ++i)
       std::printf("  %-13s %9.1f .. %9.1f  %s\n", theirs[i].on_copy_engine ? "copy engine" : "SMs",
-                  (double(theirs[i].start_ns) - origin_ns) / 1e3,
-                  (double(theirs[i].end_ns) - origin_ns) / 1e3, theirs[i].what);
+                  theirs[i].start_us, theirs[i].end_us, theirs[i].what);
   }
   std::fflush(stdout);
 }
@@ -417,7 +415,8 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
       }
       if (!passed || options.check_only) continue;
       if (options.timeline) {
-        print_timelines(mlp, comm, timer, stream.get());
+        for (const Variant variant : kVariants)
+          print_timeline(mlp, variant, comm, timer, stream.get());
         continue;
       }
       const TimingFigures figures = time_variants(mlp, comm, timer, options.pairs, stream.get());

@@ -68,7 +68,7 @@ struct Options {
   std::vector<int64_t> token_counts = {1, 64, 256, 1024, 4096, 8192};  // --tokens
   int chunks = 1;                 // --chunks: the overlapped variant's pieces of each rank's rows
   bool check_only = false;        // --check-only: no timing
-  bool timeline = false;          // --timeline: each rank's timeline of one overlapped layer, no timing
+  bool timeline = false;          // --timeline: each rank's timeline of one layer per variant, no timing
   uint64_t seed = 1;              // --seed: the random inputs, the same on every rank
   std::string csv_path;           // --csv FILE: rank 0 also writes the figures there
   std::string commit;             // --commit SHA: recorded in every row of the CSV
@@ -88,7 +88,7 @@ inline const char* kUsage =
     "  fastest of the first three at each token count, measured. G must split d_ff into slices\n"
     "  of a multiple of 8 columns, and be at most 16; any token count >= 1 (each rank's rows are\n"
     "  padded to whole chunks). --timeline: after the check, each rank's timeline of one\n"
-    "  overlapped layer (CUPTI), instead of the timing.\n"
+    "  layer of each variant (CUPTI), instead of the timing.\n"
     "  Exit codes: 0 pass, 1 check failed, 2 no CUDA GPU, 3 a GPU cannot run the lesson,\n"
     "  4 bad command line, 5 CUDA or NCCL error (a rank that hangs included).\n";
 
