@@ -261,7 +261,8 @@ std::string kernel_label(const std::string& name) {
   if (name.find("nccl") != std::string::npos) return "NCCL";
   if (name.find("sum_slots") != std::string::npos) return "sum of the slots";
   if (name.find("one_shot_gather") != std::string::npos) return "one-shot gather";
-  if (name.find("one_shot_reduce") != std::string::npos) return "one-shot reduce";
+  if (name.find("one_shot_push") != std::string::npos) return "one-shot push";
+  if (name.find("barrier_kernel") != std::string::npos) return "flag barrier";
   return name;
 }
 
@@ -369,12 +370,12 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
     // NEW in lesson 19: every rank's exchange buffers, mapped into this process.
     const PeerMemory x_shards(exchange.x_shard.get(), comm, stream.get());
     const PeerMemory receive_slots(exchange.receive_slots.get(), comm, stream.get());
-    const PeerMemory partials(exchange.partials.get(), comm, stream.get());
+    const PeerMemory x_gathered(exchange.x_gathered.get(), comm, stream.get());
     const PeerMemory flags(exchange.flags.get(), comm, stream.get());
     PeerBuffers peers{};
     for (int q = 0; q < gpus; ++q) {
-      peers.x_shards[q] = x_shards.of<const uint4>(q);
-      peers.partials[q] = partials.of<const uint4>(q);
+      peers.x_gathered[q] = x_gathered.of<uint4>(q);
+      peers.receive_slots[q] = receive_slots.of<uint4>(q);
       peers.flags[q] = flags.of<uint32_t>(q);
     }
     OneShotExchange one_shot(peers, rank, gpus, device.sm_count);

@@ -1,22 +1,33 @@
 #pragma once
 // NEW in lesson 19: the one-shot exchange, for token counts where the collectives' latency, not
 // their bytes, is what costs. Stream order with NCCL's all-gather and reduce-scatter spends about
-// 10-20 us in each, however few rows move; here each is one small kernel that reads the other
-// ranks' memory directly (peer memory, mapped through CUDA IPC) once every rank has said, through a
-// flag in each rank's memory, that its data is in place:
+// 7-20 us in each, however few rows move; here each is one small kernel that **pushes** this
+// rank's rows straight into the other ranks' memory (peer memory, mapped through CUDA IPC), then
+// tells them, through a flag in each rank's memory, that they have landed:
 //
-//   gather:  every rank signals "my shard of X is ready" into every rank's flags, waits until all
-//            ranks have, then copies every rank's shard into its gathered X (token order);
-//   GEMMs:   lesson 16's two GEMMs on all G R rows, the second writing P into this rank's
-//            partials, a buffer the other ranks map;
-//   reduce:  every rank signals "my partial is ready", waits for all, then sums rows r R .. (r+1) R
-//            of every rank's partial, in the order q = 0 .. G-1, in fp32, rounded to bf16 once
-//            (the same arithmetic as slot_sum.cuh), into Y_r; its last block then signals "done
-//            reading" and waits until every rank has, so that no rank overwrites its partials or
-//            its shard (a later layer, a later check's poison) while another still reads them.
+//   gather:  every rank stores its shard of X into every rank's gathered X (at its rows, in token
+//            order), signals "shard landed" into every rank's flags, and waits until every rank
+//            has signalled it: the kernel ends with all of X in this GPU's memory;
+//   GEMMs:   lesson 16's two GEMMs on all G R rows, the second writing P into this rank's partials;
+//   push:    every rank stores rows q R .. (q+1) R of its partial into slot r (r: this rank) of
+//            rank q's receive buffer, signals "partial landed", and waits for every rank's signal;
+//   sum:     Y_r = the sum of the G slots of this rank's receive buffer (slot_sum.cuh, the same
+//            kernel as the overlapped variant's last step).
+//
+// Why push and not pull: a load from another GPU waits for a round trip over NVLink, a store does
+// not (it is posted), so a pushed row is in place one crossing after it leaves; a pulled row needs
+// the signal to cross, then the load to go and come back.
 //
 // A flag holds the number of the layer (the epoch) that last reached it. Epochs only grow, so a
 // flag never needs resetting, and a wait for epoch e ignores what any earlier layer wrote.
+//
+// No end barrier: when may a rank overwrite a buffer another rank writes into? Rank q pushes into
+// rank r's gathered X for layer e + 1 only after its gather of e + 1 has started, which comes
+// after q's push of layer e, which waited for r's "partial landed" of layer e, which r gave after
+// its GEMMs of layer e had read its gathered X. The same chain covers the receive buffers. So the
+// next layer's signals are this layer's end barrier. Only work outside any layer (the check's
+// poison, which TensorParallelMlp::check follows with a barrier of every rank) needs one of its
+// own.
 
 #include <algorithm>
 #include <cstdint>
@@ -34,22 +45,30 @@ namespace lesson19 {
 // The signals of one layer, in the order it gives them. Each rank's flags hold, for each signal,
 // one word per sending rank: rank q writes only word q of each signal, in every rank's flags, and
 // a rank reads only its own flags.
-enum Signal : int { kShardReady = 0, kPartialReady = 1, kDoneReading = 2, kSignals = 3 };
-// The words of one rank's flags: the signals, then the count of the reduce kernel's finished blocks
+// The overlapped variant (tensor_parallel_mlp.cuh) uses the flags for its two barriers as well.
+enum Signal : int {
+  kShardLanded = 0,    // one-shot: this rank's shard is in every rank's gathered X
+  kPartialLanded = 1,  // one-shot: this rank's rows of P are in their owners' receive slots
+  kLayerStarted = 2,   // overlapped: this rank's shard is in place, its receive slots are free
+  kPushesLanded = 3,   // overlapped: this rank's copy engines have pushed all its rows of P
+  kSignals = 4
+};
+// The words of one rank's flags: the signals, then the count of a push kernel's finished blocks
 // (used by this rank only).
 inline constexpr int kFlagWords = kSignals * kMostRanks + 1;
 inline constexpr int kBlocksDoneWord = kSignals * kMostRanks;
 
-// Every rank's buffers, as this process addresses them (entries past the rank count are unused).
+// Every rank's buffers that the other ranks write into, as this process addresses them (entries
+// past the rank count are unused).
 struct PeerBuffers {
-  const uint4* x_shards[kMostRanks];  // each rank's R x D rows of X (16-byte vectors)
-  const uint4* partials[kMostRanks];  // each rank's G R x D partial sums P
-  uint32_t* flags[kMostRanks];        // each rank's kFlagWords flags
+  uint4* x_gathered[kMostRanks];     // each rank's G R x D gathered X (16-byte vectors)
+  uint4* receive_slots[kMostRanks];  // each rank's G slots of R x D rows of partial sums
+  uint32_t* flags[kMostRanks];       // each rank's kFlagWords flags
 };
 
 // Tells every rank, this one included, that this rank has reached `signal` of layer `epoch`. The
-// release at system scope publishes everything that happened before it on this GPU, the earlier
-// kernels of the stream included, to a rank that reads the flag with acquire.
+// release at system scope publishes everything that happened before it on this GPU (the stores
+// to other GPUs' memory included) to a rank that reads the flag with acquire.
 __device__ inline void signal_every_rank(const PeerBuffers& peers, int rank, int ranks,
                                          Signal signal, uint32_t epoch) {
 #pragma unroll
@@ -75,8 +94,7 @@ __device__ inline void meet_every_rank(const PeerBuffers& peers, int rank, int r
 }
 
 // Copies `count` vectors from `from` to `to` with every thread of the grid, kLoadsInFlight loads
-// per thread issued before their stores: a load from another GPU takes microseconds, so a thread
-// keeps several of them in flight.
+// per thread issued before their stores.
 __device__ inline void copy_vectors(const uint4* __restrict__ from, uint4* __restrict__ to,
                                     int64_t count) {
   constexpr int kLoadsInFlight = 4;
@@ -92,51 +110,48 @@ __device__ inline void copy_vectors(const uint4* __restrict__ from, uint4* __res
   for (; v < count; v += stride) to[v] = from[v];
 }
 
-// The gather. Thread 0 of every block signals and waits (whichever block runs first, the signal
-// is the same); the block's barrier then hands what thread 0 acquired, every rank's shard, to
-// the block's threads.
-__global__ void one_shot_gather_kernel(PeerBuffers peers, int rank, int ranks,
-                                       int64_t shard_vectors, uint4* gathered, uint32_t epoch) {
-  if (threadIdx.x == 0) meet_every_rank(peers, rank, ranks, kShardReady, epoch);
+// The end of a push kernel: once every block's stores are done, one block signals every rank and
+// waits for every rank's signal. Every block counts itself once all its threads are past their
+// stores (the block barrier); thread 0's fence at system scope orders those stores, to other
+// GPUs' memory too, before the count. The last block to count has thus seen every block's stores
+// ordered before its own signal (release is cumulative): it resets the count for the next push,
+// signals, and waits. Only that block waits, so no block waits for another block of its own grid
+// to be scheduled; the kernel, and with it the exchange, ends when every rank's rows are here.
+__device__ inline void last_block_signals_and_waits(const PeerBuffers& peers, int rank, int ranks,
+                                                    Signal signal, uint32_t epoch) {
   __syncthreads();
-#pragma unroll
-  for (int q = 0; q < kMostRanks; ++q)
-    if (q < ranks) copy_vectors(peers.x_shards[q], gathered + q * shard_vectors, shard_vectors);
+  if (threadIdx.x != 0) return;
+  uint32_t* blocks_done = peers.flags[rank] + kBlocksDoneWord;
+  __threadfence_system();
+  if (atomicAdd(blocks_done, 1u) != gridDim.x - 1) return;
+  *blocks_done = 0;
+  meet_every_rank(peers, rank, ranks, signal, epoch);
 }
 
-// The reduce: Y_r = bf16(P_0 + ... + P_{G-1}) on rows r R .. (r+1) R, 8 elements per thread at
-// a time; then the end barrier, by the last block to finish.
-__global__ void one_shot_reduce_kernel(PeerBuffers peers, int rank, int ranks,
-                                       int64_t slot_vectors, uint4* y, uint32_t epoch) {
-  if (threadIdx.x == 0) meet_every_rank(peers, rank, ranks, kPartialReady, epoch);
-  __syncthreads();
-  const int64_t first = rank * slot_vectors;  // this rank's rows of every partial
-  for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < slot_vectors;
-       v += int64_t(gridDim.x) * blockDim.x) {
-    uint4 packed[kMostRanks];  // every rank's vector loaded before any is added: all in flight
+// The gather: this rank's R rows of X into rows r R .. (r+1) R of every rank's gathered X.
+__global__ void one_shot_gather_kernel(PeerBuffers peers, int rank, int ranks, const uint4* shard,
+                                       int64_t shard_vectors, uint32_t epoch) {
 #pragma unroll
-    for (int q = 0; q < kMostRanks; ++q)
-      if (q < ranks) packed[q] = peers.partials[q][first + v];
-    float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int q = 0; q < kMostRanks; ++q)
+    if (q < ranks) copy_vectors(shard, peers.x_gathered[q] + rank * shard_vectors, shard_vectors);
+  last_block_signals_and_waits(peers, rank, ranks, kShardLanded, epoch);
+}
+
+// A barrier of every rank, for work that is not a kernel of this file (copies, GEMMs): one thread.
+__global__ void barrier_kernel(PeerBuffers peers, int rank, int ranks, Signal signal,
+                               uint32_t epoch) {
+  meet_every_rank(peers, rank, ranks, signal, epoch);
+}
+
+// The push: rows q R .. (q+1) R of this rank's partial into slot r of rank q's receive buffer.
+__global__ void one_shot_push_kernel(PeerBuffers peers, int rank, int ranks, const uint4* partials,
+                                     int64_t slot_vectors, uint32_t epoch) {
 #pragma unroll
-    for (int q = 0; q < kMostRanks; ++q)
-      if (q < ranks) add_bf16x8(sum, packed[q]);
-    y[v] = pack_bf16x8(sum);
-  }
-  // The end barrier. Every block counts itself once all its threads are past their loads (the
-  // block barrier); the fence orders those loads before the count. The last block to count resets
-  // the count for the next layer, tells every rank that this rank has read all it needs, and waits
-  // until every rank has said the same: only then does this kernel end, and with it the layer.
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    uint32_t* blocks_done = peers.flags[rank] + kBlocksDoneWord;
-    __threadfence();
-    if (atomicAdd(blocks_done, 1u) == gridDim.x - 1) {
-      *blocks_done = 0;
-      __threadfence();
-      meet_every_rank(peers, rank, ranks, kDoneReading, epoch);
-    }
-  }
+  for (int q = 0; q < kMostRanks; ++q)
+    if (q < ranks)
+      copy_vectors(partials + q * slot_vectors, peers.receive_slots[q] + rank * slot_vectors,
+                   slot_vectors);
+  last_block_signals_and_waits(peers, rank, ranks, kPartialLanded, epoch);
 }
 
 // One rank's side of the one-shot exchange: every rank's buffers and the number of the last layer.
@@ -144,34 +159,46 @@ __global__ void one_shot_reduce_kernel(PeerBuffers peers, int rank, int ranks,
 // their epochs agree.
 class OneShotExchange {
  public:
-  // `peers`: every rank's x_shard, partials and flags (ExchangeBuffers, mapped by PeerMemory);
-  // every rank's flags zeroed before any rank runs a layer. `sms`: the GPU's SM count.
+  // `peers`: every rank's gathered X, receive slots and flags (ExchangeBuffers, mapped by
+  // PeerMemory); every rank's flags zeroed before any rank runs a layer. `sms`: the GPU's SM count.
   OneShotExchange(const PeerBuffers& peers, int rank, int ranks, int sms)
       : peers_(peers), rank_(rank), ranks_(ranks), sms_(sms) {}
 
   // Starts a layer: its epoch.
   uint32_t next_layer() { return ++epoch_; }
 
-  // Rows [0, R) of every rank's shard into `gathered` (G R x D), in token order.
-  void gather(int64_t shard_elements, gemm::bf16* gathered, uint32_t epoch,
+  // This rank's shard (R x D) into every rank's gathered X; returns when every rank's is here.
+  void gather(const gemm::bf16* shard, int64_t shard_elements, uint32_t epoch,
               cudaStream_t stream) const {
     const int64_t vectors = shard_elements / 8;
     one_shot_gather_kernel<<<blocks_for(vectors * ranks_), kThreads, 0, stream>>>(
-        peers_, rank_, ranks_, vectors, reinterpret_cast<uint4*>(gathered), epoch);
+        peers_, rank_, ranks_, reinterpret_cast<const uint4*>(shard), vectors, epoch);
     CUDA_CHECK(cudaGetLastError());
   }
 
-  // Y_r (R x D) = the sum of rows [r R, (r+1) R) of every rank's partials.
-  void reduce(int64_t slot_elements, gemm::bf16* y, uint32_t epoch, cudaStream_t stream) const {
-    const int64_t vectors = slot_elements / 8;
-    one_shot_reduce_kernel<<<blocks_for(vectors), kThreads, 0, stream>>>(
-        peers_, rank_, ranks_, vectors, reinterpret_cast<uint4*>(y), epoch);
+  // A barrier of every rank on `stream`: this rank's earlier work on it, its copies included,
+  // comes before every rank's later work on theirs. About one crossing of NVLink, where NCCL's
+  // barrier (an all-reduce) costs several.
+  void barrier(Signal signal, uint32_t epoch, cudaStream_t stream) const {
+    barrier_kernel<<<1, 1, 0, stream>>>(peers_, rank_, ranks_, signal, epoch);
     CUDA_CHECK(cudaGetLastError());
+  }
+
+  // Y_r (R x D) = the sum of rows [r R, (r+1) R) of every rank's partials (G R x D): each rank's
+  // rows pushed into their owner's receive slots, then summed there.
+  void reduce(const gemm::bf16* partials, int64_t slot_elements, gemm::bf16* y, uint32_t epoch,
+              cudaStream_t stream) const {
+    const int64_t vectors = slot_elements / 8;
+    one_shot_push_kernel<<<blocks_for(vectors * ranks_), kThreads, 0, stream>>>(
+        peers_, rank_, ranks_, reinterpret_cast<const uint4*>(partials), vectors, epoch);
+    CUDA_CHECK(cudaGetLastError());
+    sum_slots(reinterpret_cast<const gemm::bf16*>(peers_.receive_slots[rank_]), ranks_,
+              slot_elements, y, stream);
   }
 
  private:
   static constexpr int kThreads = 256;
-  // Enough blocks for one vector per thread, at most two per SM: every block then runs at once.
+  // Enough blocks for one vector per thread, at most two per SM.
   int blocks_for(int64_t vectors) const {
     return int(std::clamp<int64_t>(gemm::ceil_div<int64_t>(vectors, kThreads), 1, 2 * sms_));
   }

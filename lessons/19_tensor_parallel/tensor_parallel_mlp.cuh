@@ -74,20 +74,20 @@ struct LayerWeights {
 
 // NEW in lesson 19: the buffers through which rows move between ranks, allocated once for the
 // largest token count and mapped into every other rank (PeerMemory): this rank's shard of X, which
-// the others pull (overlapped) or read (one-shot); its G receive slots of R x D, into which the
-// others push their rows of Y_r (overlapped; slot q: from rank q); its partial sums P, G R x D,
-// which the second GEMM writes and the others read (one-shot); and its flags (one-shot), zeroed
-// here, before any rank maps them.
+// the others pull (overlapped); its gathered X, G R x D, into which the others push their shards
+// (one-shot); its G receive slots of R x D, into which the others push their rows of Y_r (slot q:
+// from rank q); and its flags (one-shot), zeroed here, before any rank maps them.
 struct ExchangeBuffers {
   ExchangeBuffers(const ShardLayout& largest, cudaStream_t stream)
       : x_shard(size_t(largest.rows_per_rank() * largest.d_model)),
+        x_gathered(size_t(largest.padded_tokens() * largest.d_model)),
         receive_slots(size_t(largest.gpus * largest.rows_per_rank() * largest.d_model)),
-        partials(size_t(largest.padded_tokens() * largest.d_model)), flags(size_t(kFlagWords)) {
+        flags(size_t(kFlagWords)) {
     CUDA_CHECK(cudaMemsetAsync(flags.get(), 0, flags.bytes(), stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  DeviceBuffer<bf16> x_shard, receive_slots, partials;
+  DeviceBuffer<bf16> x_shard, x_gathered, receive_slots;
   DeviceBuffer<uint32_t> flags;
 };
 
@@ -114,8 +114,10 @@ class TensorParallelMlp {
         chunk_computed_(size_t((layout.gpus - 1) * layout.chunks)) {
     const int64_t t = layout.tokens, d = layout.d_model, f = layout.ff_per_rank();
     const int64_t r = layout.rows_per_rank(), padded = layout.padded_tokens();
-    x_gathered_.resize(size_t(padded * d));
+    x_alone_.resize(size_t(padded * d));
+    gemm::fill_uniform(x_alone_.get(), x_alone_.size(), 4 * seed + 1, stream);
     h_.resize(size_t(padded * f));
+    partials_.resize(size_t(padded * d));
     y_.resize(size_t(r * d));
     {
       // This rank's tokens, then rows of zeros up to R (plan.hpp: the padding).
@@ -153,21 +155,25 @@ class TensorParallelMlp {
     }
   }
 
-  // The two GEMMs alone, on the rows stream order gives them and nothing exchanged: the limit
-  // that hiding the exchange can approach. Computes nothing that is checked.
+  // The two GEMMs alone, on as many rows as stream order gives them and nothing exchanged: the
+  // limit that hiding the exchange can approach. They read rows of their own (the other ranks
+  // push into the gathered X) and compute nothing that is checked.
   void run_gemms_alone(cudaStream_t stream) {
-    launch_gemms(stream);
+    launch_gemms(x_alone_.get(), stream);
   }
 
   // Every buffer the run writes poisoned (a step that reads rows nobody wrote reads NaN), one
-  // run, and this rank's tokens of Y_r against the reference. Waits.
+  // run, and this rank's tokens of Y_r against the reference. Waits. The barrier after the
+  // poison: another rank's run may push rows into this rank's buffers (one-shot), and they must
+  // land after the poison, not under it.
   gemm::VerifyReport check(Variant variant) {
     const int64_t slot_elements = layout_.rows_per_rank() * layout_.d_model;
-    gemm::poison(x_gathered_.get(), x_gathered_.size(), stream_);
+    gemm::poison(x_gathered(), size_t(layout_.padded_tokens() * layout_.d_model), stream_);
     gemm::poison(h_.get(), h_.size(), stream_);
-    gemm::poison(partials(), size_t(layout_.padded_tokens() * layout_.d_model), stream_);
+    gemm::poison(partials(), partials_.size(), stream_);
     gemm::poison(exchange_.receive_slots.get(), size_t(layout_.gpus * slot_elements), stream_);
     gemm::poison(y_.get(), y_.size(), stream_);
+    comm_.barrier(stream_);
     run(variant, stream_);
     CUDA_CHECK(cudaGetLastError());
     gemm::synchronize_or_timeout(stream_, 300.0);
@@ -227,14 +233,15 @@ class TensorParallelMlp {
     return {down_problem(rows), h_.get() + first * layout_.ff_per_rank(), weights_.w2_shard.get(),
             p, workspace, gemm::Epilogue{}};
   }
-  // This rank's partial sums P (G R x D): the exchange buffer the other ranks map.
-  bf16* partials() const { return exchange_.partials.get(); }
+  // This rank's gathered X (G R x D), in the exchange buffer the other ranks map.
+  bf16* x_gathered() const { return exchange_.x_gathered.get(); }
+  // This rank's partial sums P (G R x D).
+  bf16* partials() const { return partials_.get(); }
 
-  // Lesson 16's two GEMMs on all G R gathered rows: H, then P into the partials.
-  void launch_gemms(cudaStream_t stream) {
+  // Lesson 16's two GEMMs on all G R rows of `x` (the gathered X): H, then P into the partials.
+  void launch_gemms(const bf16* x, cudaStream_t stream) {
     const int64_t rows = layout_.padded_tokens();
-    gemm::launch_planned(gemms_, up_args(x_gathered_.get(), 0, rows, up_workspace_.get()),
-                         up_plan_, stream);
+    gemm::launch_planned(gemms_, up_args(x, 0, rows, up_workspace_.get()), up_plan_, stream);
     gemm::launch_planned(gemms_, down_args(0, rows, partials(), down_workspace_.get()),
                          down_plan_, stream);
   }
@@ -244,32 +251,31 @@ class TensorParallelMlp {
   // when the one before has finished, and no step overlaps another.
   void run_stream_order(cudaStream_t stream) {
     const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
-    NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered_.get(), shard_elements,
-                             ncclBfloat16, comm_.get(), stream));
-    launch_gemms(stream);
+    NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered(), shard_elements, ncclBfloat16,
+                             comm_.get(), stream));
+    launch_gemms(x_gathered(), stream);
     NCCL_CHECK(ncclReduceScatter(partials(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
                                  comm_.get(), stream));
   }
 
   // NEW in lesson 19: stream order with the one-shot exchange (one_shot_exchange.cuh) in place of
-  // NCCL's collectives: a kernel that reads every rank's shard, the same two GEMMs, a kernel that
-  // sums every rank's rows of this rank's Y_r. The two kernels wait for the other ranks through
-  // flags in peer memory; the second ends with a barrier, so the layer ends on every rank only
-  // once no rank reads another's buffers.
+  // NCCL's collectives: a kernel that pushes this rank's shard into every rank's gathered X, the
+  // same two GEMMs, a kernel that pushes every rank's rows of P into their owner's receive slots,
+  // and the sum of this rank's slots. The push kernels end when every rank's rows have landed.
   void run_one_shot(cudaStream_t stream) {
     const int64_t slot_elements = layout_.rows_per_rank() * layout_.d_model;
     const uint32_t epoch = one_shot_.next_layer();
-    one_shot_.gather(slot_elements, x_gathered_.get(), epoch, stream);
-    launch_gemms(stream);
-    one_shot_.reduce(slot_elements, y_.get(), epoch, stream);
+    one_shot_.gather(exchange_.x_shard.get(), slot_elements, epoch, stream);
+    launch_gemms(x_gathered(), stream);
+    one_shot_.reduce(partials(), slot_elements, y_.get(), epoch, stream);
   }
 
   // The same with cuBLASLt's GEMMs (its GELU_BIAS epilogue, then the plain product).
   void run_cublas_nccl(cudaStream_t stream) {
     const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
-    NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered_.get(), shard_elements,
+    NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered(), shard_elements,
                              ncclBfloat16, comm_.get(), stream));
-    const gemm::GemmArgs up = up_args(x_gathered_.get(), 0, layout_.padded_tokens(), nullptr);
+    const gemm::GemmArgs up = up_args(x_gathered(), 0, layout_.padded_tokens(), nullptr);
     const gemm::GemmArgs down = down_args(0, layout_.padded_tokens(), partials(), nullptr);
     cublaslt_.run(up.problem, up.a, up.b, up.epilogue, up.d, CUDA_R_16BF, stream);
     cublaslt_.run(down.problem, down.a, down.b, down.epilogue, down.d, CUDA_R_16BF, stream);
@@ -294,8 +300,10 @@ class TensorParallelMlp {
 
     // Barrier: every rank has its X shard in place, and has finished reading its receive slots
     // (the sum of its previous run comes before this barrier in its stream). After it, this rank
-    // may read the others' shards and write into their slots.
-    comm_.barrier(stream);
+    // may read the others' shards and write into their slots. Through the one-shot exchange's
+    // flags: one crossing of NVLink, where NCCL's barrier costs several.
+    const uint32_t epoch = one_shot_.next_layer();
+    one_shot_.barrier(kLayerStarted, epoch, stream);
     // The copy stream waits for the barrier.
     CUDA_CHECK(cudaEventRecord(layer_started_.get(), stream));
     CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, layer_started_.get()));
@@ -306,7 +314,7 @@ class TensorParallelMlp {
       const int source = first_gemm_rank(rank, step, gpus);
       for (int chunk = 0; chunk < chunks; ++chunk) {
         const RowBlock block = pulled_block(layout_, chunk, source);
-        CUDA_CHECK(cudaMemcpyAsync(x_gathered_.get() + block.destination_row * d,
+        CUDA_CHECK(cudaMemcpyAsync(x_gathered() + block.destination_row * d,
                                    x_shards_.of<bf16>(source) + block.source_row * d,
                                    size_t(block.rows * d) * sizeof(bf16), cudaMemcpyDefault,
                                    copy_stream_));
@@ -323,7 +331,7 @@ class TensorParallelMlp {
         const bf16* x = exchange_.x_shard.get() + block.source_row * d;
         if (step > 0) {
           CUDA_CHECK(cudaStreamWaitEvent(stream, chunk_pulled_[copy_index(step, chunk)].get()));
-          x = x_gathered_.get() + block.destination_row * d;
+          x = x_gathered() + block.destination_row * d;
         }
         gemm::launch_planned(gemms_,
                              up_args(x, block.destination_row, rows, chunk_up_workspace_.get()),
@@ -360,11 +368,12 @@ class TensorParallelMlp {
       }
     }
     // Barrier (copy stream): every rank's pushes have completed, so every slot of every rank's
-    // receive buffer is written. The copy stream waits for the last GEMM first, so that this NCCL
-    // kernel never waits beside a GEMM for SMs (the sum after it needs the last GEMM anyway).
+    // receive buffer is written. The copy stream waits for the last GEMM first, so that the
+    // barrier's kernel never waits beside a GEMM for an SM (the sum after it needs the last GEMM
+    // anyway).
     CUDA_CHECK(cudaEventRecord(gemms_done_.get(), stream));
     CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, gemms_done_.get()));
-    comm_.barrier(copy_stream_);
+    one_shot_.barrier(kPushesLanded, epoch, copy_stream_);
     // The compute stream waits for the barrier, then sums its slots into Y_r.
     CUDA_CHECK(cudaEventRecord(pushes_done_.get(), copy_stream_));
     CUDA_CHECK(cudaStreamWaitEvent(stream, pushes_done_.get()));
@@ -414,7 +423,7 @@ class TensorParallelMlp {
   const PeerMemory& receive_slots_;  // every rank's exchange_.receive_slots
   OneShotExchange& one_shot_;
   cudaStream_t stream_, copy_stream_;
-  DeviceBuffer<bf16> x_gathered_, h_, y_;
+  DeviceBuffer<bf16> x_alone_, h_, partials_, y_;  // the GEMMs alone's rows; H; P; Y_r
   DeviceBuffer<unsigned char> up_workspace_, down_workspace_;
   DeviceBuffer<unsigned char> chunk_up_workspace_, chunk_down_workspace_;
   DeviceBuffer<float> reference_, magnitude_;
