@@ -1,4 +1,4 @@
-// Lesson 19 (a supplement): lesson 16's GEMMs tensor-parallel over G GPUs, the MLP of Llama 3.1
+// Lesson 19 (a supplement): lesson 17's GEMMs tensor-parallel over G GPUs, the MLP of Llama 3.1
 // 8B, with the communication hidden by the copy engines where the token count makes that pay, and
 // cut to one kernel each way on peer memory where it does not. One process per GPU: the parent
 // forks the ranks and watches them (common/multi_gpu/ranks.hpp); each rank joins an NCCL
@@ -45,7 +45,7 @@ struct GpuSurvey {
   char message[512] = {};
 };
 
-// Counts the GPUs, and checks that the first `gpus` of them (0: all) can run lesson 16's kernels
+// Counts the GPUs, and checks that the first `gpus` of them (0: all) can run lesson 17's kernels
 // and reach each other's memory, which the overlapped variant's copies need.
 inline GpuSurvey survey_gpus(int gpus) {
   GpuSurvey survey;
@@ -58,9 +58,9 @@ inline GpuSurvey survey_gpus(int gpus) {
   CUDA_CHECK(cudaGetDeviceCount(&survey.device_count));
   const int used = gpus == 0 ? survey.device_count : std::min(gpus, survey.device_count);
   for (int device = 0; device < used; ++device)
-    if (const auto reason = gemm::unsupported_reason(gemm::lessons::lesson16(), gemm::query_device(device)))
+    if (const auto reason = gemm::unsupported_reason(gemm::lessons::lesson17(), gemm::query_device(device)))
       return fail(gemm::kExitUnsupportedGpu, "GPU " + std::to_string(device) +
-                                                 " cannot run lesson 16's kernels: " + *reason);
+                                                 " cannot run lesson 17's kernels: " + *reason);
   for (int device = 0; device < used; ++device)
     for (int peer = 0; peer < used; ++peer) {
       int reachable = 1;
@@ -148,7 +148,9 @@ TimingFigures time_variants(TensorParallelMlp& mlp, Communicator& comm, gemm::Pa
       timer.time(run(Variant::overlapped), run(Variant::stream_order), options, stream);
   const gemm::PairedTiming layer_vs_cublas =
       timer.time(run(layer), run(Variant::cublas_nccl), options, stream);
-  const gemm::PairedTiming layer_vs_gemms = timer.time(run(layer), gemms_alone, options, stream);
+  const auto align_ranks = [&mlp](cudaStream_t s) { mlp.align_ranks(s); };
+  const gemm::PairedTiming layer_vs_gemms =
+      timer.time(run(layer), gemms_alone, options, stream, align_ranks, align_ranks);
   const double layer_over_stream = layer == Variant::one_shot     ? 1.0 / one_shot_vs_stream.ratio
                                    : layer == Variant::overlapped ? 1.0 / overlapped_vs_stream.ratio
                                                                   : 1.0;  // it is stream order
@@ -254,7 +256,7 @@ struct SpanRecord {
   char what[48] = {};
 };
 
-// The name a layer's kernel goes by in the timeline: lesson 16's GEMMs run lesson 15's kernel;
+// The name a layer's kernel goes by in the timeline: lesson 17's GEMMs run lesson 15's kernel;
 // any other kernel (cuBLASLt's) by its own name.
 std::string kernel_label(const std::string& name) {
   if (name.find("gemm_kernel") != std::string::npos) return "GEMM";
@@ -384,7 +386,7 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
     for (const int64_t tokens : options.token_counts) {
       const ShardLayout layout = layout_for(model, tokens, gpus, options.chunks);
       TensorParallelMlp mlp(layout, comm, weights, exchange, x_shards, receive_slots, one_shot,
-                            gemm::lessons::lesson16(), options.seed, stream.get(),
+                            gemm::lessons::lesson17(), options.seed, stream.get(),
                             copy_stream.get());
       std::vector<double> mine;
       for (const Variant variant : kVariants) {

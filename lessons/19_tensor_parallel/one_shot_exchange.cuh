@@ -8,7 +8,9 @@
 //   gather:  every rank stores its shard of X into every rank's gathered X (at its rows, in token
 //            order), signals "shard landed" into every rank's flags, and waits until every rank
 //            has signalled it: the kernel ends with all of X in this GPU's memory;
-//   GEMMs:   lesson 16's two GEMMs on all G R rows, the second writing P into this rank's partials;
+//   GEMMs:   lesson 17's two GEMMs on all G R rows, the second writing P into this rank's partials
+//            (the first launched as a dependent of the gather, which lets it be scheduled at once:
+//            its blocks set up while the gather waits, and wait themselves before their first load);
 //   push:    every rank stores rows q R .. (q+1) R of its partial into slot r (r: this rank) of
 //            rank q's receive buffer, signals "partial landed", and waits for every rank's signal;
 //   sum:     Y_r = the sum of the G slots of this rank's receive buffer (slot_sum.cuh, the same
@@ -36,6 +38,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/gemm.hpp"
+#include "common/ptx/grid_dependency.hpp"
 #include "common/ptx/memory_order.hpp"
 #include "lessons/19_tensor_parallel/plan.hpp"
 #include "lessons/19_tensor_parallel/slot_sum.cuh"
@@ -45,13 +48,14 @@ namespace lesson19 {
 // The signals of one layer, in the order it gives them. Each rank's flags hold, for each signal,
 // one word per sending rank: rank q writes only word q of each signal, in every rank's flags, and
 // a rank reads only its own flags.
-// The overlapped variant (tensor_parallel_mlp.cuh) uses the flags for its two barriers as well.
+// The overlapped variant and the timing (tensor_parallel_mlp.cuh) use the flags for barriers too.
 enum Signal : int {
   kShardLanded = 0,    // one-shot: this rank's shard is in every rank's gathered X
   kPartialLanded = 1,  // one-shot: this rank's rows of P are in their owners' receive slots
   kLayerStarted = 2,   // overlapped: this rank's shard is in place, its receive slots are free
   kPushesLanded = 3,   // overlapped: this rank's copy engines have pushed all its rows of P
-  kSignals = 4
+  kRanksAligned = 4,   // timing: this rank is about to start a timed run
+  kSignals = 5
 };
 // The words of one rank's flags: the signals, then the count of a push kernel's finished blocks
 // (used by this rank only).
@@ -131,6 +135,9 @@ __device__ inline void last_block_signals_and_waits(const PeerBuffers& peers, in
 // The gather: this rank's R rows of X into rows r R .. (r+1) R of every rank's gathered X.
 __global__ void one_shot_gather_kernel(PeerBuffers peers, int rank, int ranks, const uint4* shard,
                                        int64_t shard_vectors, uint32_t epoch) {
+  // The first GEMM, launched as this kernel's dependent, may be scheduled on the SMs this grid
+  // leaves as its blocks end, and set up while the last block waits for the other ranks.
+  if (threadIdx.x == 0) gemm::ptx::launch_dependent_grids();
 #pragma unroll
   for (int q = 0; q < kMostRanks; ++q)
     if (q < ranks) copy_vectors(shard, peers.x_gathered[q] + rank * shard_vectors, shard_vectors);

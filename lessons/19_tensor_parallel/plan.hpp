@@ -30,9 +30,9 @@ inline constexpr Variant kCandidates[] = {Variant::stream_order, Variant::one_sh
 
 inline const char* variant_name(Variant variant) {
   switch (variant) {
-    case Variant::stream_order: return "stream order (NCCL + lesson 16)";
-    case Variant::one_shot: return "one-shot (peer memory + lesson 16)";
-    case Variant::overlapped: return "overlapped (copy engines + lesson 16)";
+    case Variant::stream_order: return "stream order (NCCL + lesson 17)";
+    case Variant::one_shot: return "one-shot (peer memory + lesson 17)";
+    case Variant::overlapped: return "overlapped (copy engines + lesson 17)";
     case Variant::cublas_nccl: return "cuBLASLt + NCCL";
   }
   return "?";
@@ -83,8 +83,8 @@ inline const char* kUsage =
     "                [--commit SHA] [--timeout SECONDS]\n"
     "  The MLP of Llama 3.1 8B, H = gelu(X W1^T + b1), Y = H W2^T, tensor-parallel over G\n"
     "  GPUs (default: every visible GPU), one process per GPU, checked and timed four ways:\n"
-    "  NCCL and lesson 16 in stream order; peer memory and lesson 16 in stream order (one-shot);\n"
-    "  copy engines overlapped with lesson 16 in C chunks; cuBLASLt and NCCL. The layer runs the\n"
+    "  NCCL and lesson 17 in stream order; peer memory and lesson 17 in stream order (one-shot);\n"
+    "  copy engines overlapped with lesson 17 in C chunks; cuBLASLt and NCCL. The layer runs the\n"
     "  fastest of the first three at each token count, measured. G must split d_ff into slices\n"
     "  of a multiple of 8 columns, and be at most 16; any token count >= 1 (each rank's rows are\n"
     "  padded to whole chunks). --timeline: after the check, each rank's timeline of one\n"

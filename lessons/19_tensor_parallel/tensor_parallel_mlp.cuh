@@ -6,8 +6,8 @@
 //   Y_r = rows r R .. (r+1) R of (P_0 + ... + P_{G-1})
 //
 // (F = d_ff / G, R = T / G rounded up to whole chunks: plan.hpp), run four ways on every rank:
-// NCCL and lesson 16's GEMMs in stream order; the same with the one-shot exchange on peer memory
-// instead of NCCL (one_shot_exchange.cuh); the copy engines moving the rows while lesson 16's GEMMs
+// NCCL and lesson 17's GEMMs in stream order; the same with the one-shot exchange on peer memory
+// instead of NCCL (one_shot_exchange.cuh); the copy engines moving the rows while lesson 17's GEMMs
 // compute, rank by rank, each rank's own rows first and last; cuBLASLt and NCCL in stream order.
 // The layer runs the fastest of the first three, measured at its token count (choose).
 
@@ -98,7 +98,8 @@ class TensorParallelMlp {
   // Draws X (the same on every rank), keeps this rank's rows in the exchange buffer, and computes
   // the reference of Y_r. Collective only in that every rank must construct one for the same
   // layout before any rank runs a variant.
-  // `gemms`: the lesson whose kernels compute the GEMMs (lesson 16), planned once per shape here.
+  // `gemms`: the lesson whose kernels compute the GEMMs (lesson 17: lesson 16's, each launched as
+  // a dependent of the kernel ahead of it), planned once per shape here.
   TensorParallelMlp(const ShardLayout& layout, Communicator& comm, const LayerWeights& weights,
                     const ExchangeBuffers& exchange, const PeerMemory& x_shards,
                     const PeerMemory& receive_slots, OneShotExchange& one_shot,
@@ -129,7 +130,7 @@ class TensorParallelMlp {
                                  cudaMemcpyDeviceToDevice, stream));
       CUDA_CHECK(cudaStreamSynchronize(stream));  // before x is freed
     }
-    // One Stream-K workspace per GEMM shape, zeroed once: lesson 16's kernels leave it zeroed.
+    // One Stream-K workspace per GEMM shape, zeroed once: lesson 17's kernels leave it zeroed.
     const auto zeroed_workspace = [stream](DeviceBuffer<unsigned char>& workspace,
                                            const gemm::LaunchPlan& plan) {
       workspace.resize(std::max(plan.workspace_bytes, size_t(1)));
@@ -162,6 +163,14 @@ class TensorParallelMlp {
     launch_gemms(x_alone_.get(), stream);
   }
 
+  // A barrier of every rank, outside any timed run: where a run that exchanges nothing (the GEMMs
+  // alone) is timed against a layer, each side starts with the ranks in step. Otherwise a rank
+  // whose GEMMs run faster would time, inside its next layer, its wait for a slower rank's GEMMs
+  // alone.
+  void align_ranks(cudaStream_t stream) {
+    one_shot_.barrier(kRanksAligned, one_shot_.next_layer(), stream);
+  }
+
   // Every buffer the run writes poisoned (a step that reads rows nobody wrote reads NaN), one
   // run, and this rank's tokens of Y_r against the reference. Waits. The barrier after the
   // poison: another rank's run may push rows into this rank's buffers (one-shot), and they must
@@ -186,16 +195,18 @@ class TensorParallelMlp {
   }
 
   // NEW in lesson 19: the layer's choice at this token count (plan.hpp: choose_layer). Each
-  // candidate runs once to warm up, then kRounds times in turn, each run after an L2 flush and
-  // timed by events; every rank's median of each goes to every rank, and the slowest rank's
-  // decides. Every rank runs the same runs, so their collectives match. Waits.
+  // candidate runs once to warm up, then kRounds times, each run after an L2 flush and timed by
+  // events; each round starts one candidate later, so that each follows each other one equally
+  // often. Every rank's median of each goes to every rank, and the slowest rank's decides. Every
+  // rank runs the same runs, so their collectives match. Waits.
   Variant choose(gemm::PairedTimer& timer) {
-    constexpr int kRounds = 5;
+    constexpr int kRounds = 15;
     constexpr size_t kCount = std::size(kCandidates);
     for (const Variant candidate : kCandidates) run(candidate, stream_);
     gemm::EventPairs events(kRounds * int(kCount));
     for (int round = 0; round < kRounds; ++round)
-      for (size_t c = 0; c < kCount; ++c) {
+      for (size_t position = 0; position < kCount; ++position) {
+        const size_t c = (position + size_t(round)) % kCount;
         const int run_index = round * int(kCount) + int(c);
         timer.flush_l2(stream_, run_index);
         CUDA_CHECK(cudaEventRecord(events.start(run_index), stream_));
@@ -238,7 +249,7 @@ class TensorParallelMlp {
   // This rank's partial sums P (G R x D).
   bf16* partials() const { return partials_.get(); }
 
-  // Lesson 16's two GEMMs on all G R rows of `x` (the gathered X): H, then P into the partials.
+  // Lesson 17's two GEMMs on all G R rows of `x` (the gathered X): H, then P into the partials.
   void launch_gemms(const bf16* x, cudaStream_t stream) {
     const int64_t rows = layout_.padded_tokens();
     gemm::launch_planned(gemms_, up_args(x, 0, rows, up_workspace_.get()), up_plan_, stream);
@@ -246,7 +257,7 @@ class TensorParallelMlp {
                          down_plan_, stream);
   }
 
-  // NCCL gathers X in token order (rank by rank), lesson 16's two GEMMs compute H and P on all T
+  // NCCL gathers X in token order (rank by rank), lesson 17's two GEMMs compute H and P on all T
   // rows, NCCL sums the partials and hands each rank its R rows. One stream: each step starts
   // when the one before has finished, and no step overlaps another.
   void run_stream_order(cudaStream_t stream) {
@@ -284,7 +295,7 @@ class TensorParallelMlp {
   }
 
   // NEW in lesson 19: the layer rank by rank and chunk by chunk, the rows moved by the copy engines
-  // while the SMs run the GEMMs. Lesson 16's kernels are persistent and cooperative: each holds
+  // while the SMs run the GEMMs. Lesson 17's kernels are persistent and cooperative: each holds
   // every SM with nearly all of its shared memory, so an NCCL kernel beside one would wait for it
   // to end. The copy engines need no SM. The order (plan.hpp: first_gemm_rank, second_gemm_rank)
   // starts with the rows this rank already has and ends with the rows it keeps, so that no GEMM
