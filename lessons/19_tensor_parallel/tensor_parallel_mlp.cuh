@@ -76,7 +76,8 @@ struct LayerWeights {
 // largest token count and mapped into every other rank (PeerMemory): this rank's shard of X, which
 // the others pull (overlapped); its gathered X, G R x D, into which the others push their shards
 // (one-shot); its G receive slots of R x D, into which the others push their rows of Y_r (slot q:
-// from rank q); and its flags (one-shot), zeroed here, before any rank maps them.
+// from rank q); and its flags (the one-shot exchange's signals, and the flag barriers of the
+// overlapped variant and of the timing), zeroed here, before any rank maps them.
 struct ExchangeBuffers {
   ExchangeBuffers(const ShardLayout& largest, cudaStream_t stream)
       : x_shard(size_t(largest.rows_per_rank() * largest.d_model)),
