@@ -15,6 +15,7 @@
 #   make profile L=08      Nsight Compute report of lesson 08      (profiles/README.md)
 #   make compare A=07 B=08 two lessons' profiles side by side      (profiles/README.md)
 #   make timeline          lesson 17's MLP chain on a CUPTI timeline (profiles/README.md)
+#   make pictures          every picture of the pages drawn again from its committed data file
 #   make device            what the GPU reports, its measured bandwidth and ridge point
 
 BUILD ?= build
@@ -118,6 +119,12 @@ profile:
 compare:
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=NN B=MM [C=KK] [GPU=h100]"; exit 2; }
 	@$(PYTHON) profiles/compare.py $(A) $(B) $(C) $(if $(GPU),--gpu $(GPU))
+
+# The pictures the pages show, each drawn from a committed data file (profiles/pictures.py, the
+# list of them; no GPU and no build needed).
+.PHONY: pictures
+pictures:
+	@$(PYTHON) profiles/pictures.py
 
 # Lesson 17's MLP chain on a timeline (profiles/chain_timeline.cu, CUPTI): each kernel's start and
 # end, into profiles/sweeps/timeline_17_<model>.txt. The tool does not print the GPU's name, so the

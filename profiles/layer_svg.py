@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from svg_picture import DEFAULT_IMAGE_DIR, document_start, dot_legend, draw
+from svg_picture import (DEFAULT_IMAGE_DIR, document_start, dot_legend, draw, ratio_grid,
+                         ratio_scale)
 
 WIDTH, HEIGHT = 620, 360          # the plot, in SVG pixels
 LEFT, TOP, RIGHT, BOTTOM = 70, 50, 20, 90
@@ -57,30 +58,19 @@ def read_layer(text, rank=0, origin="layer"):
 def render_svg(points, title):
     tokens = [point[0] for point in points]
     low_x, high_x = math.log2(tokens[0]) - 0.5, math.log2(tokens[-1]) + 0.5
-    ratios = [ratio for _, values, _ in points for ratio in values.values()] + [1.0]
-    low_y = math.floor(min(ratios) * 10) / 10
-    high_y = math.ceil(max(ratios) * 10) / 10
+    low_y, high_y, y = ratio_scale([ratio for _, values, _ in points for ratio in values.values()],
+                                   TOP, HEIGHT)
     width, height = LEFT + WIDTH + RIGHT, TOP + HEIGHT + BOTTOM
 
     def x(value):
         return LEFT + (math.log2(value) - low_x) / (high_x - low_x) * WIDTH
 
-    def y(value):
-        return TOP + HEIGHT - (value - low_y) / (high_y - low_y) * HEIGHT
-
     out = document_start(width, height, title)
-    steps = round((high_y - low_y) / 0.1)
-    for step in range(steps + 1):
-        value = low_y + step * 0.1
-        out.append(f'<line x1="{LEFT}" y1="{y(value):.1f}" x2="{LEFT + WIDTH}" y2="{y(value):.1f}" '
-                   'stroke="#dddddd"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{value:.1f}</text>')
+    out += ratio_grid(low_y, high_y, y, LEFT, LEFT + WIDTH)
     for count in tokens:
         out.append(f'<line x1="{x(count):.1f}" y1="{TOP}" x2="{x(count):.1f}" y2="{TOP + HEIGHT}" '
                    'stroke="#eeeeee"/>')
         out.append(f'<text x="{x(count):.1f}" y="{TOP + HEIGHT + 16}" text-anchor="middle">{count}</text>')
-    out.append(f'<line x1="{LEFT}" y1="{y(1.0):.1f}" x2="{LEFT + WIDTH}" y2="{y(1.0):.1f}" '
-               'stroke="#888888" stroke-dasharray="4 4"/>')
     out.append(f'<text x="{LEFT + WIDTH / 2}" y="{TOP + HEIGHT + 36}" text-anchor="middle">'
                'tokens</text>')
     out.append(f'<text transform="translate(18 {TOP + HEIGHT / 2}) rotate(-90)" '

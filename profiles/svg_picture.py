@@ -1,7 +1,9 @@
-"""What the course's picture tools (layer_svg.py, model_svg.py, timeline_svg.py) share: the start of
-an SVG document with its title, a legend of coloured dots, and the command line's last step (read
-the data file, draw it, write the picture), with one line and exit code 2 for a file that cannot
-be read and 1 for one that cannot be drawn. Standard library only."""
+"""What the course's picture tools (layer_svg.py, model_svg.py, timeline_svg.py, fp8_svg.py) share:
+the start of an SVG document with its title, a vertical scale of ratios with its grid, a legend of
+coloured dots, and the command line's last step (read the data file, draw it, write the picture),
+with one line and exit code 2 for a file that cannot be read and 1 for one that cannot be drawn.
+Standard library only."""
+import math
 import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -17,6 +19,30 @@ def document_start(width, height, title):
             f'<rect width="{width}" height="{height}" fill="white"/>',
             f'<text x="{width / 2:.1f}" y="24" text-anchor="middle" font-size="14">'
             f'{escape(title)}</text>']
+
+
+def ratio_scale(ratios, top, height):
+    """A vertical scale for time ratios on a plot `height` pixels high from `top`: from the tenth
+    below the smallest of `ratios` and 1 to the tenth above the largest. Returns (low, high, y),
+    y(ratio) the ratio's SVG y."""
+    low = math.floor(min(*ratios, 1.0) * 10) / 10
+    high = math.ceil(max(*ratios, 1.0) * 10) / 10
+    return low, high, lambda ratio: top + height - (ratio - low) / (high - low) * height
+
+
+def ratio_grid(low, high, y, left, right):
+    """The scale's lines and labels every 0.1 from `low` to `high` between x = `left` and `right`,
+    and the dashed line at 1: as fast as the reference."""
+    lines = []
+    for step in range(round((high - low) / 0.1) + 1):
+        value = low + step * 0.1
+        lines.append(f'<line x1="{left}" y1="{y(value):.1f}" x2="{right}" y2="{y(value):.1f}" '
+                     'stroke="#dddddd"/>')
+        lines.append(f'<text x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end">'
+                     f'{value:.1f}</text>')
+    lines.append(f'<line x1="{left}" y1="{y(1.0):.1f}" x2="{right}" y2="{y(1.0):.1f}" '
+                 'stroke="#888888" stroke-dasharray="4 4"/>')
+    return lines
 
 
 def dot_legend(items, left, baseline, spacing):

@@ -1,5 +1,5 @@
-"""profiles/layer_svg.py: lesson 19's layer at every token count as a picture, and the picture
-lesson 19's README shows, the drawing of the committed CSV."""
+"""profiles/layer_svg.py: lesson 19's layer at every token count as a picture (the committed ones
+are checked with every other picture: test_pictures.py)."""
 import sys
 import unittest
 import xml.etree.ElementTree as ElementTree
@@ -19,12 +19,6 @@ CSV = HEADER + (
     "1,2,1,0,stream,82,86,159,66,67,1.05,1.8,1,1.24,1.23,500,1980,d,g,c\n"
     "1,2,1,1,stream,81,86,158,66,66,1.06,1.8,1,1.24,1.22,500,1980,d,g,c\n"
     "8192,2,1,0,overlapped,1772,1670,1533,1787,1475,0.94,0.85,0.85,0.86,1.06,123,1560,d,g,c\n")
-README_PICTURES = [
-    ("docs/img/layer_19_h200.svg", "profiles/sweeps/layer_19_h200.csv",
-     "Lesson 19's layer on two NVIDIA H200s: 2026-11-28, commit f6dae06, rank 0"),
-    ("docs/img/layer_19_h200x4.svg", "profiles/sweeps/layer_19_h200x4.csv",
-     "Lesson 19's layer on four NVIDIA H200s: 2026-11-28, commit f6dae06, rank 0"),
-]
 
 
 class Drawing(unittest.TestCase):
@@ -53,19 +47,6 @@ class Drawing(unittest.TestCase):
             layer_svg.read_layer(CSV, rank=3)
         with self.assertRaisesRegex(layer_svg.LayerError, "not positive"):
             layer_svg.read_layer(HEADER + "0,2,1,0,stream,1,1,1,1,1,1,1,1,1,1,1,1,d,g,c\n")
-
-    def test_the_readme_pictures_are_the_drawings_of_their_committed_csvs(self):
-        readmes = list((REPOSITORY / "lessons").glob("19_*/README.md"))
-        if not readmes:
-            self.skipTest("a hand-out before lesson 19: no lesson 19 to show the pictures")
-        for image, data, title in README_PICTURES:
-            with self.subTest(image=image):
-                expected = layer_svg.render_svg(
-                    layer_svg.read_layer((REPOSITORY / data).read_text()), title)
-                self.assertEqual((REPOSITORY / image).read_text(), expected,
-                                 f'regenerate it: python3 profiles/layer_svg.py {data} '
-                                 f'--title "{title}"')
-                self.assertIn(f"../../{image}", readmes[0].read_text())
 
 
 if __name__ == "__main__":

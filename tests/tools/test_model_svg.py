@@ -1,6 +1,6 @@
-"""profiles/model_svg.py: lesson 16's estimates against the oracle as a picture, and the picture
-lesson 16's README shows, the drawing of the committed points (whose own tests,
-profiles.model_points_<gpu>, check that they are what shape_model_report writes for the committed
+"""profiles/model_svg.py: lesson 16's estimates against the oracle as a picture. The committed
+pictures are checked with every other picture (test_pictures.py), and the committed points by
+profiles.model_points_<gpu> (that they are what shape_model_report writes for the committed
 oracles)."""
 import sys
 import unittest
@@ -18,8 +18,6 @@ POINTS = """m,n,k,set,configuration,picked,estimate_us,measured_us
 1024,1024,1024,fitted,b,yes,15.0,14.0
 8192,8192,8192,fitted,a,yes,1000.0,1100.0
 """
-README_PICTURE = ("docs/img/model_16_h100.svg", "profiles/sweeps/model_16_h100.csv",
-                  "Lesson 16's estimates against the oracle: NVIDIA H100, 2026-11-28, commit 882054d")
 
 
 class Drawing(unittest.TestCase):
@@ -41,16 +39,6 @@ class Drawing(unittest.TestCase):
             model_svg.read_points("a,b\n1,2\n")
         with self.assertRaisesRegex(model_svg.PointsError, "not positive"):
             model_svg.read_points("estimate_us,measured_us,picked\n0,1,no\n")
-
-    def test_the_readme_picture_is_the_drawing_of_its_committed_points(self):
-        image, points, title = README_PICTURE
-        readmes = list((REPOSITORY / "lessons").glob("16_*/README.md"))
-        if not readmes:
-            self.skipTest("a hand-out before lesson 16: no lesson 16 to show the picture")
-        expected = model_svg.render_svg(model_svg.read_points((REPOSITORY / points).read_text()), title)
-        self.assertEqual((REPOSITORY / image).read_text(), expected,
-                         f'regenerate it: python3 profiles/model_svg.py {points} --title "{title}"')
-        self.assertIn(f"../../{image}", readmes[0].read_text())
 
 
 if __name__ == "__main__":

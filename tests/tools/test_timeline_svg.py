@@ -1,6 +1,5 @@
-"""profiles/timeline_svg.py: lesson 17's and 19's timeline files as Gantt charts, and the charts the
-lessons' READMEs show, each the drawing of a committed timeline file."""
-import re
+"""profiles/timeline_svg.py: lesson 17's and 19's timeline files as Gantt charts (the committed
+charts are checked with every other picture: test_pictures.py)."""
 import sys
 import tempfile
 import unittest
@@ -42,12 +41,6 @@ LESSON_17 = """# lesson 17's MLP chain: chain_timeline on NVIDIA H200, 2026-11-2
 512 tokens, stream order (lesson 16):
   run 1: GEMM 1      0.0 ..     96.3 us   GEMM 2     97.5 ..    184.3 us   GEMM 2 starts    +1.3 us after GEMM 1 ends
 """
-
-# The charts the READMEs show: (image, timeline file, token count).
-README_CHARTS = (
-    ("docs/img/timeline_17_h200_128.svg", "profiles/sweeps/timeline_17_h200.txt", 128),
-    ("docs/img/timeline_19_h200_8192.svg", "profiles/sweeps/timeline_19_h200.txt", 8192),
-)
 
 
 class Reading(unittest.TestCase):
@@ -113,31 +106,6 @@ class Drawing(unittest.TestCase):
         self.assertEqual(timeline_svg.tick_step(370), 50)
         self.assertEqual(timeline_svg.tick_step(96), 10)
         self.assertEqual(timeline_svg.tick_step(1300), 200)
-
-
-class ReadmeCharts(unittest.TestCase):
-    def test_each_chart_is_the_drawing_of_its_committed_timeline(self):
-        for image, timeline, tokens in README_CHARTS:
-            with self.subTest(image=image):
-                if not (REPOSITORY / timeline).is_file():
-                    continue  # a hand-out before the lesson that wrote it
-                expected = timeline_svg.render_svg(timeline_svg.read_timeline(
-                    (REPOSITORY / timeline).read_text(), tokens, timeline))
-                self.assertEqual((REPOSITORY / image).read_text(), expected,
-                                 f"regenerate it: python3 profiles/timeline_svg.py {timeline} "
-                                 f"--tokens {tokens}")
-
-    def test_the_readmes_show_them_and_name_their_source(self):
-        for image, timeline, _ in README_CHARTS:
-            lesson = re.search(r"timeline_(\d\d)_", image)[1]
-            readmes = list((REPOSITORY / "lessons").glob(f"{lesson}_*/README.md"))
-            if not readmes:
-                continue  # a hand-out before that lesson
-            readme = readmes[0]
-            text = readme.read_text()
-            with self.subTest(readme=str(readme.relative_to(REPOSITORY))):
-                self.assertIn(f"../../{image}", text)
-                self.assertIn(Path(timeline).name, text)
 
 
 if __name__ == "__main__":
