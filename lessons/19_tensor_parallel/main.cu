@@ -198,7 +198,8 @@ std::string nccl_version() {
 // with --csv, every rank's figures, one row per rank and token count. False if the file cannot be
 // written.
 bool print_timings(const std::vector<int64_t>& token_counts,
-                   const std::vector<std::vector<double>>& timings, const Options& options,
+                   const std::vector<std::vector<double>>& timings,
+                   const std::vector<std::vector<double>>& checks, const Options& options,
                    int gpus, const std::string& gpu_names) {
   std::printf("\ntimes: medians of the pairs on rank 0, in us; ratios: medians of the per-pair "
               "ratios, time over time (below 1: the first is faster); the layer runs the fastest "
@@ -224,7 +225,8 @@ bool print_timings(const std::vector<int64_t>& token_counts,
   std::ofstream file(options.csv_path);
   file << "tokens,gpus,chunks,rank,layer,stream_us,one_shot_us,overlapped_us,cublaslt_nccl_us,"
           "gemms_alone_us,one_shot_over_stream,overlapped_over_stream,layer_over_stream,"
-          "layer_over_cublaslt,layer_over_gemms_alone,pairs,sm_mhz_median,date,gpu,commit\n";
+          "layer_over_cublaslt,layer_over_gemms_alone,pairs,sm_mhz_median,stream_error,"
+          "one_shot_error,overlapped_error,cublaslt_nccl_error,date,gpu,commit\n";
   for (size_t i = 0; i < token_counts.size(); ++i)
     for (int r = 0; r < gpus; ++r) {
       const TimingFigures f = TimingFigures::from(timings[i].data() + r * TimingFigures::kCount);
@@ -234,8 +236,12 @@ bool print_timings(const std::vector<int64_t>& token_counts,
            << f.one_shot_over_stream << "," << f.overlapped_over_stream << ","
            << f.layer_over_stream << "," << f.layer_over_cublas << "," << f.layer_over_gemms
            << "," << f.pairs << ","
-           << (f.sm_mhz < 0 ? std::string("n/a") : std::to_string(int(f.sm_mhz))) << ","
-           << gemm::today_utc() << ",\"" << gpu_names << "\"," << options.commit << "\n";
+           << (f.sm_mhz < 0 ? std::string("n/a") : std::to_string(int(f.sm_mhz)));
+      // This rank's check of each variant (kVariants' order, as the header's): its max
+      // normalized error (pass <= 1).
+      for (size_t v = 0; v < std::size(kVariants); ++v)
+        file << "," << checks[i][(size_t(r) * std::size(kVariants) + v) * kCheckFigures];
+      file << "," << gemm::today_utc() << ",\"" << gpu_names << "\"," << options.commit << "\n";
     }
   return bool(file);
 }
@@ -368,6 +374,7 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
   bool all_passed = true;
   std::vector<int64_t> timed_tokens;
   std::vector<std::vector<double>> timings;  // per timed token count: every rank's figures
+  std::vector<std::vector<double>> timed_checks;  // and every rank's checks (kCheckFigures each)
   {
     // NEW in lesson 19: every rank's exchange buffers, mapped into this process.
     const PeerMemory x_shards(exchange.x_shard.get(), comm, stream.get());
@@ -424,6 +431,7 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
       }
       const TimingFigures figures = time_variants(mlp, comm, timer, options.pairs, stream.get());
       timed_tokens.push_back(tokens);
+      timed_checks.push_back(checks);
       timings.push_back(comm.all_gather(figures.numbers(), stream.get()));
     }
   }
@@ -432,7 +440,8 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
   comm.barrier(stream.get());
   CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
-  if (rank == 0 && !timings.empty() && !print_timings(timed_tokens, timings, options, gpus, gpu_names)) {
+  if (rank == 0 && !timings.empty() && !print_timings(timed_tokens, timings, timed_checks, options, gpus,
+                                                        gpu_names)) {
     std::fprintf(stderr, "lesson19: rank 0: error: cannot write %s\n", options.csv_path.c_str());
     return gemm::kExitBadUsage;
   }
