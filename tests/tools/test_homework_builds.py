@@ -1,10 +1,11 @@
 """The homework hand-outs build: each hand-out of the lessons named in HOMEWORK_LESSONS (a comma
 list of lesson numbers; all lessons without it) is configured with CMake, and what the hand-out
 changes is compiled through the course's compile rule (its flags and ptxas guard): the lesson's
-kernels with its stubs (the lesson's one kernel translation unit, lessons/CMakeLists.txt), its
-main.cu, and the registry of its lessons (the list that the build writes from the hand-out's
-add_lesson calls). The harness and the earlier lessons' kernels are the
-course's own, identical in every hand-out: the course's build compiles them. A lesson whose machine
+kernels with its stubs (the lesson's one kernel translation unit, lessons/CMakeLists.txt, which
+exists only if the hand-out's add_lesson calls name the lesson) and the registry of its lessons
+(the list that the build writes from those calls). The lesson's main.cu, the harness and the
+earlier lessons' kernels are the course's own, identical in every hand-out (main.cu is host code
+that calls the lesson's entry, declared by that registry): the course's build compiles them. A lesson whose machine
 code the grader does not check (its instruction signature is `none`: lesson 16, whose regions are
 host code) is compiled to PTX only: its stubs change no kernel, and ptxas would only assemble the
 course's own kernels again (half of its 35 s on two cores). ctest runs a few
@@ -53,8 +54,7 @@ class HandoutsBuild(unittest.TestCase):
                         capture_output=True, text=True, timeout=COMPILE_SECONDS)
                     self.assertEqual(configure.returncode, 0,
                                      configure.stdout[-2000:] + configure.stderr[-3000:])
-                    main = Path(folders[number]).name + "/main.cu.o"
-                    objects = [f"entries/lesson{number:02d}_entry.cu.o", main, "registry.cpp.o",
+                    objects = [f"entries/lesson{number:02d}_entry.cu.o", "registry.cpp.o",
                                "registry/all_lessons.cpp.o"]
                     compiled = subprocess.run(["make", "-C", build / "lessons", *objects],
                                               capture_output=True, text=True,
