@@ -22,11 +22,15 @@ namespace gemm {
 struct ActivitySpan {
   uint64_t start_ns = 0, end_ns = 0;
   bool on_copy_engine = false;  // a copy; otherwise a kernel or a memset
-  std::string what;             // the kernel's name, the copy's size (and GPUs), or "memset"
+  // The kernel's name, the copy's size (and GPUs), or a memset's ActivityTimeline::kMemsetName.
+  std::string what;
 };
 
 class ActivityTimeline {
  public:
+  // What a memset's span is called (the timing protocol's L2 flush is one).
+  static constexpr const char* kMemsetName = "memset";
+
   // Starts recording every kernel and copy of this process.
   ActivityTimeline() {
     records().clear();
@@ -98,7 +102,7 @@ class ActivityTimeline {
         records().push_back({copy->start, copy->end, true, what});
       } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
         const auto* memset = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-        records().push_back({memset->start, memset->end, false, "memset"});
+        records().push_back({memset->start, memset->end, false, kMemsetName});
       }
     }
     std::free(buffer);

@@ -299,18 +299,17 @@ void print_timeline(TensorParallelMlp& mlp, Variant variant, Communicator& comm,
     gemm::synchronize_or_timeout(stream, 300.0);
     spans = timeline.spans();
   }
-  // The second layer: what comes after the last flush.
+  // The second layer: what comes after the last flush. (Every rank goes on to the all-gather
+  // below whatever it recorded: a rank that left early would hang the others.)
   const auto last_flush = std::find_if(spans.rbegin(), spans.rend(), [](const auto& span) {
-    return span.what == "memset";
+    return span.what == gemm::ActivityTimeline::kMemsetName;
   });
-  if (last_flush == spans.rend()) return;
-  const double origin_ns = double(last_flush->end_ns);
+  const double origin_ns = last_flush == spans.rend() ? 0.0 : double(last_flush->end_ns);
   spans.erase(spans.begin(), last_flush.base());
+  const OverlappedSteps steps = overlapped_steps(comm.rank(), layout.gpus, layout.chunks);
   const std::vector<std::string> gemm_steps =
-      variant == Variant::overlapped ? overlapped_steps(comm.rank(), layout.gpus, layout.chunks).gemms
-                                     : std::vector<std::string>{"GEMM 1", "GEMM 2"};
-  const std::vector<std::string> copy_steps =
-      overlapped_steps(comm.rank(), layout.gpus, layout.chunks).copies;
+      variant == Variant::overlapped ? steps.gemms : std::vector<std::string>{"GEMM 1", "GEMM 2"};
+  const std::vector<std::string>& copy_steps = steps.copies;
   size_t gemm = 0, copy = 0;
   std::vector<SpanRecord> records(kMostSpans);
   for (size_t i = 0; i < spans.size() && i < records.size(); ++i) {
