@@ -10,14 +10,12 @@ no block scales to promote) and lesson 16 (bf16, twice the bytes). The shapes go
 in the file's order, one column each; the dashed line at 1 is "as fast". Standard library only.
 Without --out the picture goes to docs/img/<the file's name>.svg.
 """
-import argparse
 import csv
 import sys
-from pathlib import Path
 from xml.sax.saxutils import escape
 
-from svg_picture import (DEFAULT_IMAGE_DIR, document_start, dot_legend, draw, ratio_grid,
-                         ratio_scale)
+from svg_picture import (default_image, document_end, document_start, dot_legend, draw,
+                         picture_arguments, ratio_grid, ratio_scale)
 
 COLUMN_WIDTH, HEIGHT = 56, 320    # one shape's column, the plot's height, in SVG pixels
 LEFT, TOP, RIGHT, BOTTOM = 70, 50, 90, 130
@@ -77,20 +75,14 @@ def render_svg(points, title):
             out.append(f'<circle cx="{x(index):.1f}" cy="{y(values[column]):.1f}" r="4" '
                        f'fill="{colour}"/>')
     out += dot_legend([(name, colour) for _, name, colour in SERIES], LEFT, height - 14, 250)
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return document_end(out)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Draw lesson 18 against its references.")
-    parser.add_argument("sweep", type=Path)
-    parser.add_argument("--title", required=True, help="what the picture shows: GPU, date, commit")
-    parser.add_argument("--out", type=Path, help="the SVG to write (default: docs/img/...)")
-    args = parser.parse_args(argv)
+    args = picture_arguments("Draw lesson 18 against its references.", "sweep").parse_args(argv)
     return draw("fp8_svg", args.sweep, lambda text: read_sweep(text, str(args.sweep)),
                 lambda points: render_svg(points, args.title),
-                args.out or DEFAULT_IMAGE_DIR / f"{args.sweep.stem}.svg", SweepError)
-
+                args.out or default_image(args.sweep), SweepError)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,15 +10,13 @@ token count on a log axis, the one-shot and the overlapped variants' time over s
 itself) as larger dots on top. The dashed line at 1 is stream order: below it a variant is
 faster. Standard library only. Without --out the picture goes to docs/img/<the file's name>.svg.
 """
-import argparse
 import csv
 import math
 import sys
-from pathlib import Path
 from xml.sax.saxutils import escape
 
-from svg_picture import (DEFAULT_IMAGE_DIR, document_start, dot_legend, draw, ratio_grid,
-                         ratio_scale)
+from svg_picture import (default_image, document_end, document_start, dot_legend, draw,
+                         picture_arguments, ratio_grid, ratio_scale)
 
 WIDTH, HEIGHT = 620, 360          # the plot, in SVG pixels
 LEFT, TOP, RIGHT, BOTTOM = 70, 50, 20, 90
@@ -87,22 +85,17 @@ def render_svg(points, title):
         out.append(f'<text x="{x(count):.1f}" y="{y(values["layer_over_stream"]) - 9:.1f}" '
                    f'text-anchor="middle" font-size="10">{escape(chosen)}</text>')
     out += dot_legend([(name, colour) for _, name, colour in SERIES], LEFT, height - 14, 200)
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return document_end(out)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Draw lesson 19's layer at every token count.")
-    parser.add_argument("layer", type=Path)
-    parser.add_argument("--title", required=True, help="what the picture shows: GPUs, date, commit")
+    parser = picture_arguments("Draw lesson 19's layer at every token count.", "layer")
     parser.add_argument("--rank", type=int, default=0, help="whose rows (default 0)")
-    parser.add_argument("--out", type=Path, help="the SVG to write (default: docs/img/...)")
     args = parser.parse_args(argv)
     return draw("layer_svg", args.layer,
                 lambda text: read_layer(text, args.rank, str(args.layer)),
                 lambda points: render_svg(points, args.title),
-                args.out or DEFAULT_IMAGE_DIR / f"{args.layer.stem}.svg", LayerError)
-
+                args.out or default_image(args.layer), LayerError)
 
 if __name__ == "__main__":
     sys.exit(main())

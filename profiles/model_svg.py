@@ -11,13 +11,12 @@ and the dashed line is estimate = measured. A model that ranks well need not lie
 counts is that at each shape the orange point is the lowest of its shape's points. Standard library
 only. Without --out the picture goes to docs/img/<the file's name>.svg.
 """
-import argparse
 import csv
 import math
 import sys
-from pathlib import Path
 
-from svg_picture import DEFAULT_IMAGE_DIR, document_start, dot_legend, draw
+from svg_picture import (default_image, document_end, document_start, dot_legend, draw,
+                         picture_arguments)
 
 SIZE = 560            # the square plot, in SVG pixels
 LEFT, TOP, RIGHT, BOTTOM = 70, 50, 20, 80
@@ -85,20 +84,15 @@ def render_svg(points, title):
                    f'fill="{PICK_COLOUR if picked else OTHER_COLOUR}" fill-opacity="0.8"/>')
     out += dot_legend((("the model's pick", PICK_COLOUR), ("another configuration", OTHER_COLOUR)),
                       LEFT, height - 12, 180)
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return document_end(out)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Draw lesson 16's estimates against the oracle.")
-    parser.add_argument("points", type=Path)
-    parser.add_argument("--title", required=True, help="what the picture shows: GPU, date, commits")
-    parser.add_argument("--out", type=Path, help="the SVG to write (default: docs/img/...)")
-    args = parser.parse_args(argv)
+    args = picture_arguments("Draw lesson 16's estimates against the oracle.",
+                             "points").parse_args(argv)
     return draw("model_svg", args.points, lambda text: read_points(text, str(args.points)),
                 lambda points: render_svg(points, args.title),
-                args.out or DEFAULT_IMAGE_DIR / f"{args.points.stem}.svg", PointsError)
-
+                args.out or default_image(args.points), PointsError)
 
 if __name__ == "__main__":
     sys.exit(main())

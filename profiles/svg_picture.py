@@ -1,8 +1,9 @@
 """What the course's picture tools (layer_svg.py, model_svg.py, timeline_svg.py, fp8_svg.py) share:
-the start of an SVG document with its title, a vertical scale of ratios with its grid, a legend of
-coloured dots, and the command line's last step (read the data file, draw it, write the picture),
-with one line and exit code 2 for a file that cannot be read and 1 for one that cannot be drawn.
-Standard library only."""
+the start and the end of an SVG document, a vertical scale of ratios with its grid, a legend of
+coloured dots, the command line (the data file, --title, --out), and its last step (read the data
+file, draw it, write the picture), with one line and exit code 2 for a file that cannot be read and
+1 for one that cannot be drawn. Standard library only."""
+import argparse
 import math
 import sys
 from pathlib import Path
@@ -13,12 +14,35 @@ DEFAULT_IMAGE_DIR = Path(__file__).resolve().parent.parent / "docs" / "img"
 
 def document_start(width, height, title):
     """The SVG element, a white background and the title centred on top: the document's first
-    lines (the caller appends the picture and "</svg>")."""
+    lines (the caller appends the picture, then hands them to document_end)."""
     return [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
             f'<rect width="{width}" height="{height}" fill="white"/>',
             f'<text x="{width / 2:.1f}" y="24" text-anchor="middle" font-size="14">'
             f'{escape(title)}</text>']
+
+
+def document_end(lines):
+    """The document: `lines`, from document_start's on, and the closing tag, one per line."""
+    return "\n".join(lines + ["</svg>"]) + "\n"
+
+
+def picture_arguments(description, data, titled=True):
+    """The command line the tools share: the data file (the argument `data`), --title (what the
+    picture shows, where `titled`) and --out. A tool adds its own arguments, then parses."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(data, type=Path)
+    if titled:
+        parser.add_argument("--title", required=True,
+                            help="what the picture shows: GPU(s), date, commit")
+    parser.add_argument("--out", type=Path,
+                        help="the SVG to write (default: docs/img/<the data file's name>.svg)")
+    return parser
+
+
+def default_image(source, suffix=""):
+    """Where a picture of `source` goes without --out: docs/img/<its name><suffix>.svg."""
+    return DEFAULT_IMAGE_DIR / f"{source.stem}{suffix}.svg"
 
 
 def ratio_scale(ratios, top, height):

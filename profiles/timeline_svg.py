@@ -17,15 +17,13 @@ coloured by what it is (GEMM 1, GEMM 2, NCCL, a pull, a push, the sum of the slo
 axis in microseconds. Its title names the file's first line: the GPU, the date and the commit.
 Without --out it goes to docs/img/<the file's name>_<T>.svg.
 """
-import argparse
 import math
 import re
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from xml.sax.saxutils import escape
 
-from svg_picture import DEFAULT_IMAGE_DIR, document_start, draw
+from svg_picture import default_image, document_end, document_start, draw, picture_arguments
 
 SECTION = re.compile(r"^(?P<tokens>\d+) tokens, (?P<what>[^:]+):")
 RANK = re.compile(r"^rank (?P<rank>\d+):\s*$")
@@ -200,21 +198,16 @@ def render_svg(chart):
                    f'fill="{colour(name)}"/>')
         out.append(f'<text x="{legend_x + 16}" y="{height - 12}">{escape(name)}</text>')
         legend_x += 30 + 8 * len(name)
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return document_end(out)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Draw a lesson 17 or 19 timeline as SVG.")
-    parser.add_argument("timeline", type=Path)
+    parser = picture_arguments("Draw a lesson 17 or 19 timeline as SVG.", "timeline", titled=False)
     parser.add_argument("--tokens", type=int, required=True, help="the token count to draw")
-    parser.add_argument("--out", type=Path, help="the SVG to write (default: docs/img/...)")
     args = parser.parse_args(argv)
     return draw("timeline_svg", args.timeline,
                 lambda text: read_timeline(text, args.tokens, str(args.timeline)), render_svg,
-                args.out or DEFAULT_IMAGE_DIR / f"{args.timeline.stem}_{args.tokens}.svg",
-                TimelineError)
-
+                args.out or default_image(args.timeline, f"_{args.tokens}"), TimelineError)
 
 if __name__ == "__main__":
     sys.exit(main())
