@@ -10,11 +10,10 @@ no block scales to promote) and lesson 16 (bf16, twice the bytes). The shapes go
 in the file's order, one column each; the dashed line at 1 is "as fast". Standard library only.
 Without --out the picture goes to docs/img/<the file's name>.svg.
 """
-import csv
 import sys
 from xml.sax.saxutils import escape
 
-from svg_picture import (default_image, document_end, document_start, dot_legend, draw,
+from svg_picture import (csv_rows, default_image, document_end, document_start, dot_legend, draw,
                          picture_arguments, ratio_grid, ratio_scale)
 
 COLUMN_WIDTH, HEIGHT = 56, 320    # one shape's column, the plot's height, in SVG pixels
@@ -35,12 +34,8 @@ def shape_name(m, n, k):
 
 def read_sweep(text, origin="sweep"):
     """[(shape name, {column: ratio})] in the file's order."""
-    rows = list(csv.DictReader(text.splitlines()))
-    if not rows or not NEEDED <= set(rows[0]):
-        raise SweepError(f"{origin}: needs the columns {', '.join(sorted(NEEDED))} "
-                         "(lesson18 sweep --csv)")
     points = []
-    for number, row in enumerate(rows, start=2):
+    for number, row in csv_rows(text, NEEDED, SweepError, origin, "lesson18 sweep --csv"):
         try:
             m, n, k = int(row["m"]), int(row["n"]), int(row["k"])
             ratios = {column: float(row[column]) for column, _, _ in SERIES}

@@ -10,12 +10,11 @@ token count on a log axis, the one-shot and the overlapped variants' time over s
 itself) as larger dots on top. The dashed line at 1 is stream order: below it a variant is
 faster. Standard library only. Without --out the picture goes to docs/img/<the file's name>.svg.
 """
-import csv
 import math
 import sys
 from xml.sax.saxutils import escape
 
-from svg_picture import (default_image, document_end, document_start, dot_legend, draw,
+from svg_picture import (csv_rows, default_image, document_end, document_start, dot_legend, draw,
                          picture_arguments, ratio_grid, ratio_scale)
 
 WIDTH, HEIGHT = 620, 360          # the plot, in SVG pixels
@@ -32,12 +31,8 @@ class LayerError(Exception):
 
 def read_layer(text, rank=0, origin="layer"):
     """[(tokens, {column: ratio}, layer)] of one rank's rows, by token count."""
-    rows = list(csv.DictReader(text.splitlines()))
-    if not rows or not NEEDED <= set(rows[0]):
-        raise LayerError(f"{origin}: needs the columns {', '.join(sorted(NEEDED))} "
-                         "(lesson19 --csv)")
     points = []
-    for number, row in enumerate(rows, start=2):
+    for number, row in csv_rows(text, NEEDED, LayerError, origin, "lesson19 --csv"):
         if row["rank"] != str(rank):
             continue
         try:

@@ -11,11 +11,10 @@ and the dashed line is estimate = measured. A model that ranks well need not lie
 counts is that at each shape the orange point is the lowest of its shape's points. Standard library
 only. Without --out the picture goes to docs/img/<the file's name>.svg.
 """
-import csv
 import math
 import sys
 
-from svg_picture import (default_image, document_end, document_start, dot_legend, draw,
+from svg_picture import (csv_rows, default_image, document_end, document_start, dot_legend, draw,
                          picture_arguments)
 
 SIZE = 560            # the square plot, in SVG pixels
@@ -29,13 +28,9 @@ class PointsError(Exception):
 
 def read_points(text, origin="points"):
     """[(estimate_us, measured_us, picked)] of a points CSV."""
-    rows = list(csv.DictReader(text.splitlines()))
-    needed = {"estimate_us", "measured_us", "picked"}
-    if not rows or not needed <= set(rows[0]):
-        raise PointsError(f"{origin}: needs the columns {', '.join(sorted(needed))} "
-                          "(shape_model_report --points)")
     points = []
-    for number, row in enumerate(rows, start=2):
+    for number, row in csv_rows(text, {"estimate_us", "measured_us", "picked"}, PointsError, origin,
+                                "shape_model_report --points"):
         try:
             estimate, measured = float(row["estimate_us"]), float(row["measured_us"])
         except ValueError:

@@ -1,15 +1,25 @@
 """What the course's picture tools (layer_svg.py, model_svg.py, timeline_svg.py, fp8_svg.py) share:
-the start and the end of an SVG document, a vertical scale of ratios with its grid, a legend of
-coloured dots, the command line (the data file, --title, --out), and its last step (read the data
+reading a CSV with the columns it needs, the start and the end of an SVG document, a vertical
+scale of ratios with its grid, a legend of coloured dots, the command line (the data file, --title, --out), and its last step (read the data
 file, draw it, write the picture), with one line and exit code 2 for a file that cannot be read and
 1 for one that cannot be drawn. Standard library only."""
 import argparse
+import csv
 import math
 import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 DEFAULT_IMAGE_DIR = Path(__file__).resolve().parent.parent / "docs" / "img"
+
+
+def csv_rows(text, needed, error, origin, written_by):
+    """The rows of the CSV `text`, as (line number, {column: value}) from line 2 (the header is line
+    1); or `error` naming the columns of `needed` it lacks and what writes such a file."""
+    rows = list(csv.DictReader(text.splitlines()))
+    if not rows or not set(needed) <= set(rows[0]):
+        raise error(f"{origin}: needs the columns {', '.join(sorted(needed))} ({written_by})")
+    return list(enumerate(rows, start=2))
 
 
 def document_start(width, height, title):
