@@ -1,8 +1,9 @@
 """What the course's picture tools (layer_svg.py, model_svg.py, timeline_svg.py, fp8_svg.py) share:
 reading a CSV with the columns it needs, the start and the end of an SVG document, a vertical
-scale of ratios with its grid, a legend of coloured dots, the command line (the data file, --title, --out), and its last step (read the data
-file, draw it, write the picture), with one line and exit code 2 for a file that cannot be read and
-1 for one that cannot be drawn. Standard library only."""
+scale of ratios with its grid, a legend of coloured dots, the command line (the data file,
+--title, --out), and its last step (read the data file, draw it, write the picture), with one
+line and exit code 2 for a file that cannot be read and 1 for one that cannot be drawn. Standard
+library only."""
 import argparse
 import csv
 import math
