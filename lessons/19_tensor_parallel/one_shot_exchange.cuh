@@ -161,7 +161,7 @@ __global__ void one_shot_push_kernel(PeerBuffers peers, int rank, int ranks, con
   last_block_signals_and_waits(peers, rank, ranks, kPartialLanded, epoch);
 }
 
-// One rank's side of the one-shot exchange: every rank's buffers and the number of the last layer.
+// One rank's side of the one-shot exchange: every rank's buffers and the last epoch.
 // Every rank must run the same layers in the same order (as with NCCL's collectives), so that
 // their epochs agree.
 class OneShotExchange {
@@ -171,8 +171,9 @@ class OneShotExchange {
   OneShotExchange(const PeerBuffers& peers, int rank, int ranks, int sms)
       : peers_(peers), rank_(rank), ranks_(ranks), sms_(sms) {}
 
-  // Starts a layer: its epoch.
-  uint32_t next_layer() { return ++epoch_; }
+  // A new epoch: one per layer, and one per barrier outside a layer (align_ranks). Every rank
+  // asks for the same epochs in the same order.
+  uint32_t next_epoch() { return ++epoch_; }
 
   // This rank's shard (R x D) into every rank's gathered X; returns when every rank's is here.
   void gather(const gemm::bf16* shard, int64_t shard_elements, uint32_t epoch,

@@ -169,7 +169,7 @@ class TensorParallelMlp {
   // whose GEMMs run faster would time, inside its next layer, its wait for a slower rank's GEMMs
   // alone.
   void align_ranks(cudaStream_t stream) {
-    one_shot_.barrier(kRanksAligned, one_shot_.next_layer(), stream);
+    one_shot_.barrier(kRanksAligned, one_shot_.next_epoch(), stream);
   }
 
   // Every buffer the run writes poisoned (a step that reads rows nobody wrote reads NaN), one
@@ -276,7 +276,7 @@ class TensorParallelMlp {
   // and the sum of this rank's slots. The push kernels end when every rank's rows have landed.
   void run_one_shot(cudaStream_t stream) {
     const int64_t slot_elements = layout_.rows_per_rank() * layout_.d_model;
-    const uint32_t epoch = one_shot_.next_layer();
+    const uint32_t epoch = one_shot_.next_epoch();
     one_shot_.gather(exchange_.x_shard.get(), slot_elements, epoch, stream);
     launch_gemms(x_gathered(), stream);
     one_shot_.reduce(partials(), slot_elements, y_.get(), epoch, stream);
@@ -314,7 +314,7 @@ class TensorParallelMlp {
     // (the sum of its previous run comes before this barrier in its stream). After it, this rank
     // may read the others' shards and write into their slots. Through the one-shot exchange's
     // flags: one crossing of NVLink, where NCCL's barrier costs several.
-    const uint32_t epoch = one_shot_.next_layer();
+    const uint32_t epoch = one_shot_.next_epoch();
     one_shot_.barrier(kLayerStarted, epoch, stream);
     // The copy stream waits for the barrier.
     CUDA_CHECK(cudaEventRecord(layer_started_.get(), stream));
