@@ -25,7 +25,7 @@
 // the receiver spins on the words themselves until each holds this layer's epoch. The data's own
 // crossing is the signal: no fence, no count of blocks, no flag, and the sum is done where the rows
 // land. It moves twice the bytes, so it pays only while latency, not bytes, is what costs:
-// up to kLowLatencyBytes per rank (one_shot_exchange.cuh's choice, the same on every rank).
+// up to kLowLatencyBytes per rank (OneShotExchange::low_latency: the same on every rank).
 //
 // A flag holds the number of the layer (the epoch) that last reached it. Epochs only grow, so a
 // flag never needs resetting, and a wait for epoch e ignores what any earlier layer wrote.
@@ -221,7 +221,8 @@ __global__ void low_latency_gather_kernel(PeerBuffers peers, int rank, int ranks
   if (threadIdx.x == 0) gemm::ptx::launch_dependent_grids();  // as one_shot_gather_kernel
   const int64_t slot_words = shard_vectors * kWordsPerVector;
   for (int q = 0; q < ranks; ++q)
-    if (q != rank) send_words(shard, peers.gather_words[q] + rank * slot_words, shard_vectors, epoch);
+    if (q != rank)
+      send_words(shard, peers.gather_words[q] + rank * slot_words, shard_vectors, epoch);
   uint4* gathered = peers.x_gathered[rank];
   copy_vectors(shard, gathered + rank * shard_vectors, shard_vectors);
   for (int q = 0; q < ranks; ++q) {
