@@ -1,7 +1,7 @@
 #pragma once
 // Loads and stores with explicit memory ordering, for flags that blocks hand each other: at GPU
 // scope between the SMs of one GPU (lesson 14's Stream-K fixup), at system scope between GPUs
-// that map each other's memory (lesson 19's one-shot exchange).
+// that map each other's memory (lesson 19's one-shot exchange and its low-latency words).
 // https://docs.nvidia.com/cuda/parallel-thread-execution/#memory-consistency-model
 
 #include <cstdint>
@@ -36,6 +36,21 @@ __device__ inline uint32_t load_acquire_sys(const uint32_t* flag) {
 // flag may live in another GPU's memory).
 __device__ inline void store_release_sys(uint32_t* flag, uint32_t value) {
   asm volatile("st.release.sys.global.u32 [%0], %1;" : : "l"(flag), "r"(value) : "memory");
+}
+
+// st.relaxed.sys.global.u64 and ld.relaxed.sys.global.u64: a 64-bit word that a thread on another
+// GPU reads whole. A naturally aligned access of 64 bits is single-copy atomic: the reader sees all
+// of one write or all of another, never half of each. Lesson 19's low-latency exchange puts 32 bits
+// of data and a 32-bit flag in one word, so a reader that sees the flag sees the data that came
+// with it, and needs no fence and no second signal.
+__device__ inline void store_relaxed_sys(uint64_t* word, uint64_t value) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(word), "l"(value) : "memory");
+}
+
+__device__ inline uint64_t load_relaxed_sys(const uint64_t* word) {
+  uint64_t value;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(word) : "memory");
+  return value;
 }
 
 }  // namespace gemm::ptx

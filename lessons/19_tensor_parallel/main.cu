@@ -270,6 +270,8 @@ std::string kernel_label(const std::string& name) {
   if (name.find("sum_slots") != std::string::npos) return "sum of the slots";
   if (name.find("one_shot_gather") != std::string::npos) return "one-shot gather";
   if (name.find("one_shot_push") != std::string::npos) return "one-shot push";
+  if (name.find("low_latency_gather") != std::string::npos) return "low-latency gather";
+  if (name.find("low_latency_reduce") != std::string::npos) return "low-latency reduce";
   if (name.find("barrier_kernel") != std::string::npos) return "flag barrier";
   return name;
 }
@@ -380,11 +382,15 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
     const PeerMemory receive_slots(exchange.receive_slots.get(), comm, stream.get());
     const PeerMemory x_gathered(exchange.x_gathered.get(), comm, stream.get());
     const PeerMemory flags(exchange.flags.get(), comm, stream.get());
+    const PeerMemory gather_words(exchange.gather_words.get(), comm, stream.get());
+    const PeerMemory reduce_words(exchange.reduce_words.get(), comm, stream.get());
     PeerBuffers peers{};
     for (int q = 0; q < gpus; ++q) {
       peers.x_gathered[q] = x_gathered.of<uint4>(q);
       peers.receive_slots[q] = receive_slots.of<uint4>(q);
       peers.flags[q] = flags.of<uint32_t>(q);
+      peers.gather_words[q] = gather_words.of<uint64_t>(q);
+      peers.reduce_words[q] = reduce_words.of<uint64_t>(q);
     }
     OneShotExchange one_shot(peers, rank, gpus, device.sm_count);
     gemm::PairedTimer timer(device.l2_bytes, device.ordinal);

@@ -20,6 +20,13 @@
 // not (it is posted), so a pushed row is in place one crossing after it leaves; a pulled row needs
 // the signal to cross, then the load to go and come back.
 //
+// Small messages take a second protocol, the **low-latency** one (NCCL's LL, in this lesson's
+// words): every 32 bits of data travel in one 64-bit word with the layer's epoch beside them, and
+// the receiver spins on the words themselves until each holds this layer's epoch. The data's own
+// crossing is the signal: no fence, no count of blocks, no flag, and the sum is done where the rows
+// land. It moves twice the bytes, so it pays only while latency, not bytes, is what costs:
+// up to kLowLatencyBytes per rank (OneShotExchange::low_latency: the same on every rank).
+//
 // A flag holds the number of the layer (the epoch) that last reached it. Epochs only grow, so a
 // flag never needs resetting, and a wait for epoch e ignores what any earlier layer wrote.
 //
@@ -65,10 +72,19 @@ inline constexpr int kBlocksDoneWord = kSignals * kMostRanks;
 // Every rank's buffers that the other ranks write into, as this process addresses them (entries
 // past the rank count are unused).
 struct PeerBuffers {
-  uint4* x_gathered[kMostRanks];     // each rank's G R x D gathered X (16-byte vectors)
-  uint4* receive_slots[kMostRanks];  // each rank's G slots of R x D rows of partial sums
-  uint32_t* flags[kMostRanks];       // each rank's kFlagWords flags
+  uint4* x_gathered[kMostRanks];      // each rank's G R x D gathered X (16-byte vectors)
+  uint4* receive_slots[kMostRanks];   // each rank's G slots of R x D rows of partial sums
+  uint32_t* flags[kMostRanks];        // each rank's kFlagWords flags
+  uint64_t* gather_words[kMostRanks];  // low latency: each rank's G slots of R x D values of X
+  uint64_t* reduce_words[kMostRanks];  // low latency: each rank's G slots of its rows of P
 };
+
+// The low-latency protocol's limit: a shard of at most this many bytes per rank (R x D bf16) goes
+// as words with their epoch. Above it the words' doubled bytes cost more than the fence and the
+// signal they save.
+inline constexpr int64_t kLowLatencyBytes = int64_t(256) << 10;
+// A 16-byte vector of data travels as kWordsPerVector words of 32 data bits and the epoch.
+inline constexpr int kWordsPerVector = 4;
 
 // Tells every rank, this one included, that this rank has reached `signal` of layer `epoch`. The
 // release at system scope publishes everything that happened before it on this GPU (the stores
@@ -161,6 +177,85 @@ __global__ void one_shot_push_kernel(PeerBuffers peers, int rank, int ranks, con
   last_block_signals_and_waits(peers, rank, ranks, kPartialLanded, epoch);
 }
 
+// ---- The low-latency protocol -------------------------------------------------------------------
+
+// Sends `count` vectors from `from` as words into `to` (kWordsPerVector per vector), each with the
+// layer's epoch in its high half, with every thread of the grid.
+__device__ inline void send_words(const uint4* __restrict__ from, uint64_t* to, int64_t count,
+                                  uint32_t epoch) {
+  const uint64_t tag = uint64_t(epoch) << 32;
+  for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < count;
+       v += int64_t(gridDim.x) * blockDim.x) {
+    const uint4 vector = from[v];
+    const uint32_t data[kWordsPerVector] = {vector.x, vector.y, vector.z, vector.w};
+#pragma unroll
+    for (int i = 0; i < kWordsPerVector; ++i)
+      gemm::ptx::store_relaxed_sys(to + v * kWordsPerVector + i, tag | data[i]);
+  }
+}
+
+// Vector `v` of the words at `from`, once each of its words holds the layer's epoch: a word that
+// holds it holds the data sent with it (one single-copy-atomic 64-bit store). A word never holds a
+// later epoch while a reader waits for this one: its writer's next layer waits for this reader's
+// rank (the chain at the top of this file).
+__device__ inline uint4 receive_vector(const uint64_t* from, int64_t v, uint32_t epoch) {
+  uint32_t data[kWordsPerVector];
+#pragma unroll
+  for (int i = 0; i < kWordsPerVector; ++i) {
+    uint64_t word;
+    do {
+      word = gemm::ptx::load_relaxed_sys(from + v * kWordsPerVector + i);
+    } while (uint32_t(word >> 32) != epoch);
+    data[i] = uint32_t(word);
+  }
+  return make_uint4(data[0], data[1], data[2], data[3]);
+}
+
+// The gather, with words: this rank's shard into slot r of every other rank's words, its own rows
+// straight into its gathered X, then every other rank's slot of its words into its gathered X.
+// Every thread sends before it receives, and the grid is small enough to be resident at once
+// (blocks_for), so no rank's receiving blocks wait for a sending block that cannot start.
+__global__ void low_latency_gather_kernel(PeerBuffers peers, int rank, int ranks,
+                                          const uint4* shard, int64_t shard_vectors,
+                                          uint32_t epoch) {
+  if (threadIdx.x == 0) gemm::ptx::launch_dependent_grids();  // as one_shot_gather_kernel
+  const int64_t slot_words = shard_vectors * kWordsPerVector;
+  for (int q = 0; q < ranks; ++q)
+    if (q != rank)
+      send_words(shard, peers.gather_words[q] + rank * slot_words, shard_vectors, epoch);
+  uint4* gathered = peers.x_gathered[rank];
+  copy_vectors(shard, gathered + rank * shard_vectors, shard_vectors);
+  for (int q = 0; q < ranks; ++q) {
+    if (q == rank) continue;
+    const uint64_t* words = peers.gather_words[rank] + q * slot_words;
+    for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < shard_vectors;
+         v += int64_t(gridDim.x) * blockDim.x)
+      gathered[q * shard_vectors + v] = receive_vector(words, v, epoch);
+  }
+}
+
+// The reduce, with words: rows q R .. (q+1) R of this rank's partial into slot r of rank q's
+// words, then Y_r = the sum, in fp32 in rank order and rounded once (as slot_sum.cuh), of this
+// rank's own rows of P and the other ranks' slots as they land.
+__global__ void low_latency_reduce_kernel(PeerBuffers peers, int rank, int ranks,
+                                          const uint4* partials, int64_t slot_vectors, uint4* y,
+                                          uint32_t epoch) {
+  const int64_t slot_words = slot_vectors * kWordsPerVector;
+  for (int q = 0; q < ranks; ++q)
+    if (q != rank)
+      send_words(partials + q * slot_vectors, peers.reduce_words[q] + rank * slot_words,
+                 slot_vectors, epoch);
+  for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < slot_vectors;
+       v += int64_t(gridDim.x) * blockDim.x) {
+    float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int q = 0; q < ranks; ++q)
+      add_bf16x8(sum, q == rank ? partials[rank * slot_vectors + v]
+                                : receive_vector(peers.reduce_words[rank] + q * slot_words, v,
+                                                 epoch));
+    y[v] = pack_bf16x8(sum);
+  }
+}
+
 // One rank's side of the one-shot exchange: every rank's buffers and the last epoch.
 // Every rank must run the same layers in the same order (as with NCCL's collectives), so that
 // their epochs agree.
@@ -179,8 +274,13 @@ class OneShotExchange {
   void gather(const gemm::bf16* shard, int64_t shard_elements, uint32_t epoch,
               cudaStream_t stream) const {
     const int64_t vectors = shard_elements / 8;
-    one_shot_gather_kernel<<<blocks_for(vectors * ranks_), kThreads, 0, stream>>>(
-        peers_, rank_, ranks_, reinterpret_cast<const uint4*>(shard), vectors, epoch);
+    const auto* from = reinterpret_cast<const uint4*>(shard);
+    if (low_latency(shard_elements))
+      low_latency_gather_kernel<<<blocks_for(vectors), kThreads, 0, stream>>>(
+          peers_, rank_, ranks_, from, vectors, epoch);
+    else
+      one_shot_gather_kernel<<<blocks_for(vectors * ranks_), kThreads, 0, stream>>>(
+          peers_, rank_, ranks_, from, vectors, epoch);
     CUDA_CHECK(cudaGetLastError());
   }
 
@@ -197,6 +297,13 @@ class OneShotExchange {
   void reduce(const gemm::bf16* partials, int64_t slot_elements, gemm::bf16* y, uint32_t epoch,
               cudaStream_t stream) const {
     const int64_t vectors = slot_elements / 8;
+    if (low_latency(slot_elements)) {
+      low_latency_reduce_kernel<<<blocks_for(vectors), kThreads, 0, stream>>>(
+          peers_, rank_, ranks_, reinterpret_cast<const uint4*>(partials), vectors,
+          reinterpret_cast<uint4*>(y), epoch);
+      CUDA_CHECK(cudaGetLastError());
+      return;
+    }
     one_shot_push_kernel<<<blocks_for(vectors * ranks_), kThreads, 0, stream>>>(
         peers_, rank_, ranks_, reinterpret_cast<const uint4*>(partials), vectors, epoch);
     CUDA_CHECK(cudaGetLastError());
@@ -206,7 +313,11 @@ class OneShotExchange {
 
  private:
   static constexpr int kThreads = 256;
-  // Enough blocks for one vector per thread, at most two per SM.
+  // Whether a shard or slot of `elements` bf16 values goes by the low-latency protocol.
+  static bool low_latency(int64_t elements) {
+    return elements * int64_t(sizeof(gemm::bf16)) <= kLowLatencyBytes;
+  }
+  // Enough blocks for one vector per thread, at most two per SM: every block resident at once.
   int blocks_for(int64_t vectors) const {
     return int(std::clamp<int64_t>(gemm::ceil_div<int64_t>(vectors, kThreads), 1, 2 * sms_));
   }

@@ -76,20 +76,27 @@ struct LayerWeights {
 // largest token count and mapped into every other rank (PeerMemory): this rank's shard of X, which
 // the others pull (overlapped); its gathered X, G R x D, into which the others push their shards
 // (one-shot); its G receive slots of R x D, into which the others push their rows of Y_r (slot q:
-// from rank q); and its flags (the one-shot exchange's signals, and the flag barriers of the
-// overlapped variant and of the timing), zeroed here, before any rank maps them.
+// from rank q); its flags (the one-shot exchange's signals, and the flag barriers of the
+// overlapped variant and of the timing); and the low-latency protocol's words, G slots of a shard
+// of at most kLowLatencyBytes each, one for the gather and one for the reduce. The flags and the
+// words are zeroed here, before any rank maps them (the first layer is epoch 1).
 struct ExchangeBuffers {
   ExchangeBuffers(const ShardLayout& largest, cudaStream_t stream)
       : x_shard(size_t(largest.rows_per_rank() * largest.d_model)),
         x_gathered(size_t(largest.padded_tokens() * largest.d_model)),
         receive_slots(size_t(largest.gpus * largest.rows_per_rank() * largest.d_model)),
-        flags(size_t(kFlagWords)) {
+        flags(size_t(kFlagWords)),
+        gather_words(size_t(largest.gpus * kLowLatencyBytes / 16 * kWordsPerVector)),
+        reduce_words(gather_words.size()) {
     CUDA_CHECK(cudaMemsetAsync(flags.get(), 0, flags.bytes(), stream));
+    CUDA_CHECK(cudaMemsetAsync(gather_words.get(), 0, gather_words.bytes(), stream));
+    CUDA_CHECK(cudaMemsetAsync(reduce_words.get(), 0, reduce_words.bytes(), stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
   DeviceBuffer<bf16> x_shard, x_gathered, receive_slots;
   DeviceBuffer<uint32_t> flags;
+  DeviceBuffer<uint64_t> gather_words, reduce_words;
 };
 
 // The layer at one token count on one rank: its activations, the three ways to run it, and the
