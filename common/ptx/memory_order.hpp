@@ -38,19 +38,25 @@ __device__ inline void store_release_sys(uint32_t* flag, uint32_t value) {
   asm volatile("st.release.sys.global.u32 [%0], %1;" : : "l"(flag), "r"(value) : "memory");
 }
 
-// st.relaxed.sys.global.u64 and ld.relaxed.sys.global.u64: a 64-bit word that a thread on another
-// GPU reads whole. A naturally aligned access of 64 bits is single-copy atomic: the reader sees all
-// of one write or all of another, never half of each. Lesson 19's low-latency exchange puts 32 bits
-// of data and a 32-bit flag in one word, so a reader that sees the flag sees the data that came
-// with it, and needs no fence and no second signal.
-__device__ inline void store_relaxed_sys(uint64_t* word, uint64_t value) {
-  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(word), "l"(value) : "memory");
+// st.relaxed.sys.global.v2.u64 and ld.relaxed.sys.global.v2.u64: two 64-bit words (16 bytes,
+// 16-byte aligned) that a thread on another GPU reads. Each naturally aligned 64-bit word is
+// single-copy atomic: the reader sees all of one write of it or all of another, never half of
+// each (the two words of a pair are not: one may arrive before the other). Lesson 19's low-latency
+// exchange puts 32 bits of data and a 32-bit flag in each word, so a reader that sees a word's flag
+// sees the data that came with it, and needs no fence and no second signal.
+__device__ inline void store_relaxed_sys_pair(uint64_t* words, uint64_t first, uint64_t second) {
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};"
+               :
+               : "l"(words), "l"(first), "l"(second)
+               : "memory");
 }
 
-__device__ inline uint64_t load_relaxed_sys(const uint64_t* word) {
-  uint64_t value;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(word) : "memory");
-  return value;
+__device__ inline void load_relaxed_sys_pair(const uint64_t* words, uint64_t& first,
+                                             uint64_t& second) {
+  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
+               : "=l"(first), "=l"(second)
+               : "l"(words)
+               : "memory");
 }
 
 }  // namespace gemm::ptx

@@ -179,36 +179,38 @@ __global__ void one_shot_push_kernel(PeerBuffers peers, int rank, int ranks, con
 
 // ---- The low-latency protocol -------------------------------------------------------------------
 
-// Sends `count` vectors from `from` as words into `to` (kWordsPerVector per vector), each with the
-// layer's epoch in its high half, with every thread of the grid.
-__device__ inline void send_words(const uint4* __restrict__ from, uint64_t* to, int64_t count,
-                                  uint32_t epoch) {
+// Sends one vector as its kWordsPerVector words at `to`, each with the layer's epoch in its high
+// half: two stores of a pair of words.
+__device__ inline void send_vector(const uint4& vector, uint64_t* to, uint32_t epoch) {
   const uint64_t tag = uint64_t(epoch) << 32;
-  for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < count;
-       v += int64_t(gridDim.x) * blockDim.x) {
-    const uint4 vector = from[v];
-    const uint32_t data[kWordsPerVector] = {vector.x, vector.y, vector.z, vector.w};
-#pragma unroll
-    for (int i = 0; i < kWordsPerVector; ++i)
-      gemm::ptx::store_relaxed_sys(to + v * kWordsPerVector + i, tag | data[i]);
-  }
+  gemm::ptx::store_relaxed_sys_pair(to, tag | vector.x, tag | vector.y);
+  gemm::ptx::store_relaxed_sys_pair(to + 2, tag | vector.z, tag | vector.w);
 }
 
-// Vector `v` of the words at `from`, once each of its words holds the layer's epoch: a word that
-// holds it holds the data sent with it (one single-copy-atomic 64-bit store). A word never holds a
-// later epoch while a reader waits for this one: its writer's next layer waits for this reader's
-// rank (the chain at the top of this file).
-__device__ inline uint4 receive_vector(const uint64_t* from, int64_t v, uint32_t epoch) {
-  uint32_t data[kWordsPerVector];
+// The vector whose words start at `words`, once each of its words holds the layer's epoch: a word
+// that holds it holds the data sent with it (one single-copy-atomic 64-bit store). All its words
+// are read at once, and read again until every one holds the epoch. A word never holds a later
+// epoch while a reader waits for this one: its writer's next layer waits for this reader's rank
+// (the chain at the top of this file).
+__device__ inline uint4 receive_vector(const uint64_t* words, uint32_t epoch) {
+  uint64_t word[kWordsPerVector];
+  bool landed;
+  do {
+    gemm::ptx::load_relaxed_sys_pair(words, word[0], word[1]);
+    gemm::ptx::load_relaxed_sys_pair(words + 2, word[2], word[3]);
+    landed = true;
 #pragma unroll
-  for (int i = 0; i < kWordsPerVector; ++i) {
-    uint64_t word;
-    do {
-      word = gemm::ptx::load_relaxed_sys(from + v * kWordsPerVector + i);
-    } while (uint32_t(word >> 32) != epoch);
-    data[i] = uint32_t(word);
-  }
-  return make_uint4(data[0], data[1], data[2], data[3]);
+    for (int i = 0; i < kWordsPerVector; ++i) landed = landed && uint32_t(word[i] >> 32) == epoch;
+  } while (!landed);
+  return make_uint4(uint32_t(word[0]), uint32_t(word[1]), uint32_t(word[2]), uint32_t(word[3]));
+}
+
+// The low-latency kernels give each thread of the grid one (other rank, vector) unit at a time:
+// unit u is vector u % vectors of the (u / vectors)-th rank other than this one, so that every
+// rank's words travel at once. That other rank:
+__device__ inline int other_rank(int rank, int64_t unit, int64_t vectors) {
+  const int other = int(unit / vectors);
+  return other < rank ? other : other + 1;
 }
 
 // The gather, with words: this rank's shard into slot r of every other rank's words, its own rows
@@ -220,17 +222,21 @@ __global__ void low_latency_gather_kernel(PeerBuffers peers, int rank, int ranks
                                           uint32_t epoch) {
   if (threadIdx.x == 0) gemm::ptx::launch_dependent_grids();  // as one_shot_gather_kernel
   const int64_t slot_words = shard_vectors * kWordsPerVector;
-  for (int q = 0; q < ranks; ++q)
-    if (q != rank)
-      send_words(shard, peers.gather_words[q] + rank * slot_words, shard_vectors, epoch);
+  const int64_t units = (ranks - 1) * shard_vectors;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t u = first; u < units; u += stride) {
+    const int q = other_rank(rank, u, shard_vectors);
+    const int64_t v = u % shard_vectors;
+    send_vector(shard[v], peers.gather_words[q] + rank * slot_words + v * kWordsPerVector, epoch);
+  }
   uint4* gathered = peers.x_gathered[rank];
   copy_vectors(shard, gathered + rank * shard_vectors, shard_vectors);
-  for (int q = 0; q < ranks; ++q) {
-    if (q == rank) continue;
-    const uint64_t* words = peers.gather_words[rank] + q * slot_words;
-    for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < shard_vectors;
-         v += int64_t(gridDim.x) * blockDim.x)
-      gathered[q * shard_vectors + v] = receive_vector(words, v, epoch);
+  for (int64_t u = first; u < units; u += stride) {
+    const int q = other_rank(rank, u, shard_vectors);
+    const int64_t v = u % shard_vectors;
+    gathered[q * shard_vectors + v] = receive_vector(
+        peers.gather_words[rank] + q * slot_words + v * kWordsPerVector, epoch);
   }
 }
 
@@ -241,16 +247,21 @@ __global__ void low_latency_reduce_kernel(PeerBuffers peers, int rank, int ranks
                                           const uint4* partials, int64_t slot_vectors, uint4* y,
                                           uint32_t epoch) {
   const int64_t slot_words = slot_vectors * kWordsPerVector;
-  for (int q = 0; q < ranks; ++q)
-    if (q != rank)
-      send_words(partials + q * slot_vectors, peers.reduce_words[q] + rank * slot_words,
-                 slot_vectors, epoch);
-  for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < slot_vectors;
-       v += int64_t(gridDim.x) * blockDim.x) {
+  const int64_t units = (ranks - 1) * slot_vectors;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t u = first; u < units; u += stride) {
+    const int q = other_rank(rank, u, slot_vectors);
+    const int64_t v = u % slot_vectors;
+    send_vector(partials[q * slot_vectors + v],
+                peers.reduce_words[q] + rank * slot_words + v * kWordsPerVector, epoch);
+  }
+  for (int64_t v = first; v < slot_vectors; v += stride) {
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int q = 0; q < ranks; ++q)
       add_bf16x8(sum, q == rank ? partials[rank * slot_vectors + v]
-                                : receive_vector(peers.reduce_words[rank] + q * slot_words, v,
+                                : receive_vector(peers.reduce_words[rank] + q * slot_words +
+                                                     v * kWordsPerVector,
                                                  epoch));
     y[v] = pack_bf16x8(sum);
   }
@@ -276,7 +287,7 @@ class OneShotExchange {
     const int64_t vectors = shard_elements / 8;
     const auto* from = reinterpret_cast<const uint4*>(shard);
     if (low_latency(shard_elements))
-      low_latency_gather_kernel<<<blocks_for(vectors), kThreads, 0, stream>>>(
+      low_latency_gather_kernel<<<blocks_for(vectors * other_ranks()), kThreads, 0, stream>>>(
           peers_, rank_, ranks_, from, vectors, epoch);
     else
       one_shot_gather_kernel<<<blocks_for(vectors * ranks_), kThreads, 0, stream>>>(
@@ -298,7 +309,7 @@ class OneShotExchange {
               cudaStream_t stream) const {
     const int64_t vectors = slot_elements / 8;
     if (low_latency(slot_elements)) {
-      low_latency_reduce_kernel<<<blocks_for(vectors), kThreads, 0, stream>>>(
+      low_latency_reduce_kernel<<<blocks_for(vectors * other_ranks()), kThreads, 0, stream>>>(
           peers_, rank_, ranks_, reinterpret_cast<const uint4*>(partials), vectors,
           reinterpret_cast<uint4*>(y), epoch);
       CUDA_CHECK(cudaGetLastError());
@@ -317,9 +328,13 @@ class OneShotExchange {
   static bool low_latency(int64_t elements) {
     return elements * int64_t(sizeof(gemm::bf16)) <= kLowLatencyBytes;
   }
-  // Enough blocks for one vector per thread, at most two per SM: every block resident at once.
-  int blocks_for(int64_t vectors) const {
-    return int(std::clamp<int64_t>(gemm::ceil_div<int64_t>(vectors, kThreads), 1, 2 * sms_));
+  // The low-latency kernels' units per vector: one per other rank (one on a single GPU, whose
+  // reduce still sums its vectors).
+  int other_ranks() const { return std::max(ranks_ - 1, 1); }
+  // Enough blocks for one unit (a vector to or from one rank) per thread, at most two per SM:
+  // every block resident at once.
+  int blocks_for(int64_t units) const {
+    return int(std::clamp<int64_t>(gemm::ceil_div<int64_t>(units, kThreads), 1, 2 * sms_));
   }
 
   PeerBuffers peers_;
