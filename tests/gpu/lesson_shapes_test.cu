@@ -209,7 +209,8 @@ INSTANTIATE_TEST_SUITE_P(Lessons, LessonEpilogues, testing::ValuesIn(epilogue_ca
 // ---- Lesson 16: every compiled configuration, whichever the cost model would choose ------------
 
 // Ragged and tiny shapes, fewer tiles than SMs, wave-quantized and split ones: each configuration
-// on each (the model's choice runs on the whole list above), plain and with two fused epilogues.
+// on each (the model's choice runs on the whole list above), plain and with fused epilogues (a
+// decode step's among them: the swapped operands' C and bias, 8 tokens).
 // (Lesson 18's configurations: the plain product, on the shapes its contract takes, and two more
 // whose N make a 192-wide tile reach into a second block of B's scales, or past N.)
 const std::vector<std::string> kConfigurationShapes = {
@@ -218,7 +219,7 @@ const std::vector<std::string> kConfigurationShapes = {
     "k_16", "ragged_k_scale_block"};
 const std::vector<std::pair<std::string, std::string>> kConfigurationEpilogues = {
     {"all_gelu", "ragged_all"}, {"beta_c", "few_tiles_long_k"}, {"all_silu", "every_tile_split"},
-    {"all_gelu", "many_tiles_short_k"}};
+    {"all_gelu", "many_tiles_short_k"}, {"all_gelu", "skinny_m"}};
 // Lesson 17 runs lesson 16's configurations with another launch policy (two instructions in the
 // producer thread, common/hopper/launch_policy.hpp): each configuration on a ragged shape, a
 // Stream-K one and a split one, with late inputs (the check of a dependent launch), and fused.
