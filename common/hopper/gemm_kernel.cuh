@@ -157,16 +157,6 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
 }
 #endif
 
-/// The arguments of a kernel that computes D^T = B A^T: B in A's place and A in B's, M and N
-/// exchanged (kernel_problem). D stays the launch's: the kernel's epilogue stores it transposed.
-inline GemmArgs with_swapped_operands(const GemmArgs& args) {
-  GemmArgs swapped = args;
-  swapped.a = args.b;
-  swapped.b = args.a;
-  swapped.problem = GemmProblem{args.problem.n, args.problem.m, args.problem.k};
-  return swapped;
-}
-
 /// The host side of a kernel: the persistent grid's size on this GPU, the schedule of a problem
 /// and the launch, with `shape` what the cost model knows of it (common/schedule/kernel_shape.hpp).
 template <class K>
@@ -182,9 +172,7 @@ struct Configured {
                                       K::Mainloop::kOperandBytes,
                                       Tile::kPingPong,
                                       Tile::kStages,
-                                      Tile::kSubtileColumns,
-                                      /*split_k=*/false,
-                                      Tile::kSwapsOperands};
+                                      Tile::kSubtileColumns};
 
   // How many clusters fit on the GPU at once: the persistent grid's workers. Every kind of
   // epilogue has the same threads and shared memory, so the same clusters fit.
@@ -208,12 +196,9 @@ struct Configured {
                      int raster_group = 8) {
     if (!K::Scheduler::kCutsTiles && plan.sk_tiles != 0)
       throw std::logic_error("a data-parallel kernel was handed a Stream-K plan");
-    // What the mainloop and the schedule see: the operands as given, or swapped (lesson 16's decode
-    // tiles compute D^T = B A^T); the epilogue stores into D as the launch gives it.
-    const GemmArgs operands = Tile::kSwapsOperands ? with_swapped_operands(args) : args;
-    const auto& p = operands.problem;
+    const auto& p = args.problem;
     typename K::Params params;
-    params.mainloop = K::Mainloop::template make_params<Tile>(operands);
+    params.mainloop = K::Mainloop::template make_params<Tile>(args);
     params.epilogue = K::Epilogue::make_params(args);
     params.schedule = {plan, int(ceil_div<int64_t>(p.m, Tile::kBlockM * Tile::kClusterM)),
                        int(ceil_div<int64_t>(p.n, Tile::kBlockN)), raster_group};

@@ -16,11 +16,6 @@
 ///                     rows and swizzle) or 16 (32-byte); a tile holds a whole number of them
 ///   EpilogueBuffers   the subtile buffers of each math warpgroup: while the TMA store of one
 ///                     still reads it, the warpgroup fills another
-///   Operands          as given (the tile is of D), or swapped (lesson 16's decode tiles: the
-///                     kernel computes D^T = B A^T, so its tile is BlockM columns of D, the
-///                     weights' rows on wgmma's M side, by BlockN of D's rows, the tokens, on its
-///                     N side; the transposed epilogue, common/hopper/epilogue_transposed_store.hpp,
-///                     stores it into D)
 ///
 /// The base gemm::hopper::TileShape (lessons 09-14) counts the warpgroups that share ONE tile
 /// (kConsumers): with ping-pong that is one, while the block has two (kMathWarpgroups).
@@ -34,11 +29,10 @@
 namespace gemm::hopper {
 
 enum class ConsumerKind { cooperative, pingpong };
-enum class OperandOrder { as_given, swapped };
 
 template <int BlockM, int BlockN, int ClusterM, int Stages,
           ConsumerKind Consumers = ConsumerKind::cooperative, int SubtileColumns = 64,
-          int EpilogueBuffers = 2, OperandOrder Operands = OperandOrder::as_given>
+          int EpilogueBuffers = 2>
 struct KernelTile
     : TileShape<BlockM, BlockN, Stages,
                 /*Consumers=*/Consumers == ConsumerKind::cooperative ? BlockM / kWarpgroupM : 1,
@@ -55,7 +49,6 @@ struct KernelTile
   static constexpr int kSubtileRowBytes = SubtileColumns * int(sizeof(bf16));
   static constexpr int kSubtiles = BlockN / SubtileColumns;  // per 64-row block
   static constexpr int kEpilogueBuffers = EpilogueBuffers;
-  static constexpr bool kSwapsOperands = Operands == OperandOrder::swapped;
 
   static_assert(SubtileColumns == 64 || SubtileColumns == 32 || SubtileColumns == 16,
                 "a subtile row is 128, 64 or 32 bytes: one of TMA's swizzle widths");

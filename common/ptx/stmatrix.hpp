@@ -26,22 +26,4 @@ __device__ inline void stmatrix_x4(uint32_t shared_row_address, uint32_t registe
 #endif
 }
 
-// The same four matrices, each stored transposed: row r of what lands at the addresses of matrix q
-// is column r of matrix q (lane l's register q holds rows l / 4 of columns 2 * (l % 4) and
-// 2 * (l % 4) + 1, so its two values land in those two rows, at column l / 4). Lesson 16's
-// swapped operands store a tile of D^T into D this way.
-__device__ inline void stmatrix_x4_trans(uint32_t shared_row_address, uint32_t register0,
-                                         uint32_t register1, uint32_t register2,
-                                         uint32_t register3) {
-#if GEMM_PTX_SM90A
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
-               :
-               : "r"(shared_row_address), "r"(register0), "r"(register1), "r"(register2),
-                 "r"(register3)
-               : "memory");
-#else
-  __trap();
-#endif
-}
-
 }  // namespace gemm::ptx

@@ -23,28 +23,16 @@ struct KernelShape {
   int stages = 4;                   // slices in the shared-memory ring
   int subtile_columns = 64;         // the width of the epilogue's subtiles (lesson 15)
   bool split_k = false;  // its schedules cut every tile into equal parts instead (plan_split_k)
-  // Lesson 16's decode tiles: the kernel computes D^T = B A^T (kernel_problem), its block_m rows
-  // being N's (the weights') and its block_n columns M's (the tokens).
-  bool swap_operands = false;
 };
-
-// The problem that a configuration's kernel computes: D = A B^T itself, or with swapped operands
-// D^T = B A^T, whose M and N are the problem's N and M.
-GEMM_HOST_DEVICE constexpr GemmProblem kernel_problem(const KernelShape& shape,
-                                                      const GemmProblem& p) {
-  return shape.swap_operands ? GemmProblem{p.n, p.m, p.k} : p;
-}
 
 // The threshold of a configuration that never cuts tiles: a data-parallel schedule.
 inline constexpr int64_t kNoStreamK = INT64_MAX;
 
 // The schedule of a configuration for a problem on `workers` resident clusters: its cluster tiles
-// (cluster_m tile rows by one tile column each, of the kernel's problem), each of K / slice_k
-// k-iterations, shared out by lesson 14's Stream-K plan (from a worker's last tile to its first),
-// or cut by split-K.
+// (cluster_m tile rows by one tile column each), each of K / slice_k k-iterations, shared out by
+// lesson 14's Stream-K plan (from a worker's last tile to its first), or cut by split-K.
 GEMM_HOST_DEVICE constexpr StreamKPlan plan_schedule(const KernelShape& shape,
-                                                     const GemmProblem& problem, int64_t workers) {
-  const GemmProblem p = kernel_problem(shape, problem);
+                                                     const GemmProblem& p, int64_t workers) {
   const int64_t cluster_tiles = ceil_div<int64_t>(p.m, int64_t(shape.block_m) * shape.cluster_m) *
                                 ceil_div<int64_t>(p.n, shape.block_n);
   const int64_t k_iterations = ceil_div<int64_t>(p.k, shape.slice_k);

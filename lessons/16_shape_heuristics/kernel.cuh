@@ -40,7 +40,6 @@
 #include "common/gemm.hpp"
 #include "common/hopper/epilogue_kind.hpp"
 #include "common/hopper/epilogue_tma_store.hpp"
-#include "common/hopper/epilogue_transposed_store.hpp"
 #include "common/hopper/gemm_kernel.cuh"
 #include "common/hopper/kernel_tile.hpp"
 #include "common/hopper/mainloop_bf16.hpp"
@@ -255,33 +254,25 @@ inline MachineCosts costs_on_this_gpu() {
 // data-parallel scheduler, whose producer needs fewer registers). Launch: how it follows the
 // kernel ahead in the stream (lesson 17 passes its own). SplitK: its plans cut every tile into
 // equal parts of at least MinIterations instead (gemm::plan_split_k), on the same kernel.
-// SwapOperands: a decode tile, which computes D^T = B A^T: BlockM of the weights' rows on wgmma's
-// M side, BlockN tokens on its N side, stored into D by the transposed epilogue
-// (gemm::hopper::TransposedStoreEpilogue), with up to 16 stages: its stages are small, and a
-// decode step is a stream of weights from DRAM, which wants many bytes in flight.
 template <int BlockM, int BlockN, int ClusterM, gemm::hopper::ConsumerKind Consumers,
-          int SubtileColumns, int64_t MinIterations, class Launch, bool SplitK = false,
-          bool SwapOperands = false>
+          int SubtileColumns, int64_t MinIterations, class Launch, bool SplitK = false>
 struct Bf16Configuration {
   using Scheduler = std::conditional_t<MinIterations == gemm::kNoStreamK,
                                        gemm::hopper::DataParallelScheduler,
                                        gemm::hopper::StreamKScheduler>;
   template <int Stages>
-  using TileOf = gemm::hopper::KernelTile<
-      BlockM, BlockN, ClusterM, Stages, Consumers, SubtileColumns, /*EpilogueBuffers=*/2,
-      SwapOperands ? gemm::hopper::OperandOrder::swapped : gemm::hopper::OperandOrder::as_given>;
-  template <class T, class Kind>
-  using EpilogueOf = std::conditional_t<SwapOperands, gemm::hopper::TransposedStoreEpilogue<T, Kind>,
-                                        TmaStoreEpilogue<T, Kind>>;
+  using TileOf =
+      gemm::hopper::KernelTile<BlockM, BlockN, ClusterM, Stages, Consumers, SubtileColumns>;
   template <int Stages>
   using PlainKernelOf =
       gemm::hopper::Kernel<TileOf<Stages>, gemm::hopper::Bf16Mainloop,
-                           EpilogueOf<TileOf<Stages>, gemm::hopper::PlainEpilogue>, Scheduler,
-                           Launch>;
-  using Tile = TileOf<gemm::hopper::stages_that_fit<PlainKernelOf, SwapOperands ? 16 : 8>()>;
+                           TmaStoreEpilogue<TileOf<Stages>, gemm::hopper::PlainEpilogue>,
+                           Scheduler, Launch>;
+  using Tile = TileOf<gemm::hopper::stages_that_fit<PlainKernelOf>()>;
   template <class Kind>
-  using KernelOf = gemm::hopper::Kernel<Tile, gemm::hopper::Bf16Mainloop, EpilogueOf<Tile, Kind>,
-                                        Scheduler, Launch>;
+  using KernelOf =
+      gemm::hopper::Kernel<Tile, gemm::hopper::Bf16Mainloop, TmaStoreEpilogue<Tile, Kind>,
+                           Scheduler, Launch>;
   using Plain = gemm::hopper::Configured<KernelOf<gemm::hopper::PlainEpilogue>>;
   static_assert(!Tile::kPingPong || MinIterations == gemm::kNoStreamK,
                 "ping-pong consumers run data-parallel schedules");
@@ -346,9 +337,6 @@ inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
 // subtiles: half the shared memory of 64-column ones, which buys a fifth stage at 128 x 192 and
 // makes a 160-wide tile possible. Last, split-K on tiles that Stream-K also runs: for few tiles
 // with a long K, every tile in equal parts, one per worker (the same kernels: no more to compile).
-// And for decode steps (a few tokens against many weights), tiles of D^T with swapped operands: the
-// tokens, 16, 32 or 64 of them, on wgmma's N side, so that a stage holds 128 rows of weights and
-// few of tokens, and many stages fit (named by the tile of D they store: tokens x columns).
 // The model weighs them all: what ping-pong hides (the epilogue) and what a fifth stage buys (the
 // loads' latency over more slices in flight) are in its costs.
 template <class Launch>
@@ -358,10 +346,9 @@ struct Bf16Configurations {
   static constexpr ConsumerKind kPingPong = ConsumerKind::pingpong;
   static constexpr int64_t kNever = gemm::kNoStreamK;
   template <int M, int N, int ClusterM, ConsumerKind Consumers, int Subtile, int64_t MinIterations,
-            bool SplitK = false, bool SwapOperands = false>
-  using C = Bf16Configuration<M, N, ClusterM, Consumers, Subtile, MinIterations, Launch, SplitK,
-                              SwapOperands>;
-  static constexpr bool kSplitK = true, kSwapOperands = true;
+            bool SplitK = false>
+  using C = Bf16Configuration<M, N, ClusterM, Consumers, Subtile, MinIterations, Launch, SplitK>;
+  static constexpr bool kSplitK = true;
 
   static constexpr ConfigurationEntry kEntries[] = {
       configuration_entry<C<128, 256, 2, kCooperative, 64, 8>>("128x256_c2_sk8"),
@@ -385,12 +372,6 @@ struct Bf16Configurations {
       configuration_entry<C<128, 128, 2, kCooperative, 64, 8, kSplitK>>("128x128_c2_split8"),
       configuration_entry<C<64, 128, 2, kCooperative, 64, 8, kSplitK>>("64x128_c2_split8"),
       configuration_entry<C<64, 64, 1, kCooperative, 64, 8, kSplitK>>("64x64_c1_split8"),
-      configuration_entry<C<128, 16, 1, kCooperative, 16, 8, kSplitK, kSwapOperands>>(
-          "16x128_swap_split8"),
-      configuration_entry<C<128, 32, 1, kCooperative, 32, 8, kSplitK, kSwapOperands>>(
-          "32x128_swap_split8"),
-      configuration_entry<C<128, 64, 1, kCooperative, 64, 8, kSplitK, kSwapOperands>>(
-          "64x128_swap_split8"),
   };
   static constexpr int kCount = int(sizeof(kEntries) / sizeof(kEntries[0]));
 
