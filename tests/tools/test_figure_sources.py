@@ -1,0 +1,139 @@
+"""The figures of a README's results tables come from the committed file the README names.
+
+Each case below is one table: where it is (the README, and the line just above it or its header),
+the file its figures come from, and how a row is made from that file. A table whose rows differ
+from what the file gives fails here: measure again and write both, never one. A hand-out that
+leaves a lesson out leaves its tables out too (the case is skipped).
+"""
+import csv
+import math
+import sys
+import unittest
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPOSITORY / "profiles"))
+
+import layer_table  # noqa: E402  (after the path is set)
+
+SWEEPS = REPOSITORY / "profiles" / "sweeps"
+LESSON_16 = REPOSITORY / "lessons" / "16_shape_heuristics" / "README.md"
+LESSON_19 = REPOSITORY / "lessons" / "19_tensor_parallel" / "README.md"
+
+
+def table_after(readme, marker):
+    """The table lines (those starting with '|') that begin on the first line after `marker`'s line
+    that starts one (`marker`: a whole line of the README, or a table's header line itself)."""
+    lines = readme.read_text().splitlines()
+    start = lines.index(marker)
+    if not lines[start].startswith("|"):
+        start += 1
+        while not lines[start].startswith("|"):
+            start += 1
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return lines[start:end]
+
+
+def needs(*paths):
+    missing = [str(path.relative_to(REPOSITORY)) for path in paths if not path.exists()]
+    if missing:
+        raise unittest.SkipTest(f"not in this tree: {', '.join(missing)}")
+
+
+class LayerTables(unittest.TestCase):
+    """Lesson 19's results on two and four GPUs: profiles/layer_table.py of its layer CSVs."""
+
+    def check(self, marker, data):
+        needs(LESSON_19, data)
+        expected = layer_table.table(data.read_text(), rank=0, origin=data.name)
+        self.assertEqual(table_after(LESSON_19, marker), expected,
+                         f"lesson 19's table under {marker!r} is not "
+                         f"`profiles/layer_table.py {data.relative_to(REPOSITORY)}`")
+
+    def test_two_gpus(self):
+        self.check("Two GPUs:", SWEEPS / "layer_19_h200.csv")
+
+    def test_four_gpus(self):
+        self.check("Four GPUs:", SWEEPS / "layer_19_h200x4.csv")
+
+
+class LayerTableTool(unittest.TestCase):
+    """profiles/layer_table.py refuses what it cannot read, in one line."""
+
+    HEADER = ",".join(sorted(layer_table.NEEDED))
+
+    def test_a_file_without_the_columns(self):
+        with self.assertRaisesRegex(layer_table.LayerTableError, "needs the columns"):
+            layer_table.table("tokens,rank\n1,0\n")
+
+    def test_a_variant_it_does_not_know(self):
+        row = {column: "1" for column in layer_table.NEEDED}
+        row.update(rank="0", layer="two-shot")
+        text = self.HEADER + "\n" + ",".join(row[column] for column in sorted(row)) + "\n"
+        with self.assertRaisesRegex(layer_table.LayerTableError, "no variant called 'two-shot'"):
+            layer_table.table(text)
+
+    def test_no_rows_of_the_rank(self):
+        row = {column: "1" for column in layer_table.NEEDED}
+        row.update(rank="1", layer="stream")
+        text = self.HEADER + "\n" + ",".join(row[column] for column in sorted(row)) + "\n"
+        with self.assertRaisesRegex(layer_table.LayerTableError, "no rows of rank 0"):
+            layer_table.table(text)
+
+
+class DecodeSwapTable(unittest.TestCase):
+    """Lesson 16's swapped operands for decode: each row's best configuration of either kind, its
+    time and its ratio, and cuBLAS's time, from decode_swap_16_h200.csv; and the geometric means
+    the text gives."""
+
+    HEADER = "| shape (M x N x K) | cuBLAS us | best as given | best swapped |"
+    DATA = SWEEPS / "decode_swap_16_h200.csv"
+
+    def rows_by_shape(self):
+        needs(LESSON_16, self.DATA)
+        with open(self.DATA, newline="") as file:
+            measured = list(csv.DictReader(file))
+        self.assertTrue(all(row["check"] == "pass" for row in measured))
+        shapes = {}
+        for row in measured:
+            shapes.setdefault((row["m"], row["n"], row["k"]), []).append(row)
+        return shapes
+
+    @staticmethod
+    def best(rows, swapped):
+        return max((row for row in rows if ("swap" in row["variant"]) == swapped),
+                   key=lambda row: float(row["ratio"]))
+
+    @staticmethod
+    def cell(row):
+        return (f"`{row['variant']}` {float(row['lesson_median_ms']) * 1000:.1f} us, "
+                f"{float(row['ratio']):.3f}")
+
+    def test_rows(self):
+        shapes = self.rows_by_shape()
+        lines = table_after(LESSON_16, self.HEADER)[2:]
+        self.assertGreater(len(lines), 0)
+        for line in lines:
+            shape = tuple(line.split("|")[1].strip().split(" x "))
+            self.assertIn(shape, shapes, f"lesson 16's decode table: {line}")
+            as_given, swapped = (self.best(shapes[shape], False), self.best(shapes[shape], True))
+            expected = (f"| {' x '.join(shape)} | "
+                        f"{float(as_given['reference_median_ms']) * 1000:.1f} | "
+                        f"{self.cell(as_given)} | {self.cell(swapped)} |")
+            self.assertEqual(line, expected)
+
+    def test_geometric_means(self):
+        shapes = self.rows_by_shape()
+        text = " ".join(LESSON_16.read_text().split())
+        for swapped, words in ((False, "the best configuration as given is"),
+                               (True, "best swapped one")):
+            ratios = [float(self.best(rows, swapped)["ratio"]) for rows in shapes.values()]
+            mean = math.exp(sum(math.log(ratio) for ratio in ratios) / len(ratios))
+            self.assertIn(f"Over the {len(shapes)} shapes", text)
+            self.assertRegex(text, f"{words} {mean:.3f}")
+
+
+if __name__ == "__main__":
+    unittest.main()
