@@ -18,6 +18,7 @@ import layer_table  # noqa: E402  (after the path is set)
 
 SWEEPS = REPOSITORY / "profiles" / "sweeps"
 LESSON_16 = REPOSITORY / "lessons" / "16_shape_heuristics" / "README.md"
+LESSON_18 = REPOSITORY / "lessons" / "18_fp8_block_scaled" / "README.md"
 LESSON_19 = REPOSITORY / "lessons" / "19_tensor_parallel" / "README.md"
 
 
@@ -133,6 +134,58 @@ class DecodeSwapTable(unittest.TestCase):
             mean = math.exp(sum(math.log(ratio) for ratio in ratios) / len(ratios))
             self.assertIn(f"Over the {len(shapes)} shapes", text)
             self.assertRegex(text, f"{words} {mean:.3f}")
+
+
+class Fp8StandardTable(unittest.TestCase):
+    """Lesson 18's standard sweep: every row of its table from fp8_18_standard_h200.csv (what
+    `lesson18 sweep --shapes standard --csv` wrote)."""
+
+    HEADER = ("| shape | TFLOP/s | / cuBLASLt block | / cuBLASLt per-tensor | / lesson 16 (bf16) "
+              "| err/allow | chosen | best alone | SM MHz |")
+    DATA = SWEEPS / "fp8_18_standard_h200.csv"
+    ALONE = "alone_"
+
+    @staticmethod
+    def shape(row):
+        m, n, k = row["m"], row["n"], row["k"]
+        return f"{m}^3" if m == n == k else f"{m} x {n} x {k}"
+
+    def expected(self, row):
+        alone = {column[len(self.ALONE):]: float(value) for column, value in row.items()
+                 if column.startswith(self.ALONE)}
+        best = max(alone, key=alone.get)
+        cells = [self.shape(row), f"{float(row['lesson18_tflops']):.0f}",
+                 f"{float(row['vs_block_scaled']):.3f}", f"{float(row['vs_per_tensor']):.3f}",
+                 f"{float(row['vs_lesson16']):.3f}", f"{float(row['error_over_allowed']):.3f}",
+                 row["configuration"], f"{best} {alone[best]:.3f}", row["sm_mhz_median"]]
+        return "| " + " | ".join(cells) + " |"
+
+    def test_rows(self):
+        needs(LESSON_18, self.DATA)
+        with open(self.DATA, newline="") as file:
+            measured = list(csv.DictReader(file))
+        self.assertTrue(all(row["check"] == "pass" for row in measured))
+        self.assertEqual(table_after(LESSON_18, self.HEADER)[2:],
+                         [self.expected(row) for row in measured])
+
+    def test_the_workload_layers(self):
+        # The sentence on the Llama layers: the geometric means, the range and the largest error
+        # of fp8_18_workloads_h200.csv.
+        data = SWEEPS / "fp8_18_workloads_h200.csv"
+        needs(LESSON_18, data)
+        with open(data, newline="") as file:
+            measured = list(csv.DictReader(file))
+
+        def mean(column):
+            return math.exp(sum(math.log(float(row[column])) for row in measured) / len(measured))
+
+        block = [float(row["vs_block_scaled"]) for row in measured]
+        text = " ".join(LESSON_18.read_text().split())
+        self.assertIn(f"({len(measured)} shapes,", text)
+        self.assertIn(f"geometric mean **{mean('vs_block_scaled'):.3f}** of cuBLASLt block-scaled "
+                      f"({min(block):.3f} to {max(block):.3f}), {mean('vs_per_tensor'):.3f} of "
+                      f"per-tensor, **{mean('vs_lesson16'):.3f} x lesson 16**; err/allow at most "
+                      f"{max(float(row['error_over_allowed']) for row in measured):.3f}", text)
 
 
 if __name__ == "__main__":
