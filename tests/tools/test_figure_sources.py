@@ -18,6 +18,7 @@ import layer_table  # noqa: E402  (after the path is set)
 
 SWEEPS = REPOSITORY / "profiles" / "sweeps"
 LESSON_16 = REPOSITORY / "lessons" / "16_shape_heuristics" / "README.md"
+LESSON_17 = REPOSITORY / "lessons" / "17_dependent_launch" / "README.md"
 LESSON_18 = REPOSITORY / "lessons" / "18_fp8_block_scaled" / "README.md"
 LESSON_19 = REPOSITORY / "lessons" / "19_tensor_parallel" / "README.md"
 
@@ -134,6 +135,29 @@ class DecodeSwapTable(unittest.TestCase):
             mean = math.exp(sum(math.log(ratio) for ratio in ratios) / len(ratios))
             self.assertIn(f"Over the {len(shapes)} shapes", text)
             self.assertRegex(text, f"{words} {mean:.3f}")
+
+
+class ChainTable(unittest.TestCase):
+    """Lesson 17's chain on the H100: every row of its table from chain_17.csv (what
+    `lesson17 chain --csv` wrote)."""
+
+    HEADER = ("| tokens | stream order | dependent | graph | cuBLASLt | dependent / stream "
+              "| graph / stream | dependent / cuBLASLt | SM clock |")
+    DATA = SWEEPS / "chain_17.csv"
+
+    def test_rows(self):
+        needs(LESSON_17, self.DATA)
+        with open(self.DATA, newline="") as file:
+            measured = list(csv.DictReader(file))
+        expected = []
+        for row in measured:
+            times = [f"{float(row[column]):.1f}"
+                     for column in ("stream_us", "dependent_us", "graph_us", "cublaslt_us")]
+            ratios = [f"{float(row[column]):.3f}" for column in
+                      ("dependent_over_stream", "graph_over_stream", "dependent_over_cublaslt")]
+            cells = [row["tokens"]] + times + ratios + [f"{row['sm_mhz_median']} MHz"]
+            expected.append("| " + " | ".join(cells) + " |")
+        self.assertEqual(table_after(LESSON_17, self.HEADER)[2:], expected)
 
 
 class Fp8StandardTable(unittest.TestCase):
