@@ -7,6 +7,7 @@ leaves a lesson out leaves its tables out too (the case is skipped).
 """
 import csv
 import math
+from decimal import ROUND_HALF_UP, Decimal
 import sys
 import unittest
 from pathlib import Path
@@ -17,6 +18,7 @@ sys.path.insert(0, str(REPOSITORY / "profiles"))
 import layer_table  # noqa: E402  (after the path is set)
 
 SWEEPS = REPOSITORY / "profiles" / "sweeps"
+LESSON_15 = REPOSITORY / "lessons" / "15_tma_store_epilogue" / "README.md"
 LESSON_16 = REPOSITORY / "lessons" / "16_shape_heuristics" / "README.md"
 LESSON_17 = REPOSITORY / "lessons" / "17_dependent_launch" / "README.md"
 LESSON_18 = REPOSITORY / "lessons" / "18_fp8_block_scaled" / "README.md"
@@ -38,10 +40,95 @@ def table_after(readme, marker):
     return lines[start:end]
 
 
+def shape_label(row):
+    """A shape as the READMEs write it: 4096^3, or 3000 x 5000 x 4000."""
+    m, n, k = row["m"], row["n"], row["k"]
+    return f"{m}^3" if m == n == k else f"{m} x {n} x {k}"
+
+
+def percent(ratio):
+    """A ratio of the file (a decimal string) as a percentage to a tenth, halves rounded up (as
+    one rounds by hand: 0.7885 is 78.9%, which binary floating point would make 78.8)."""
+    return f"{(Decimal(ratio) * 100).quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}%"
+
+
+def unbold(line):
+    """A table line without the bold marks that stress a figure."""
+    return line.replace("**", "")
+
+
+def read_rows(path):
+    with open(path, newline="") as file:
+        return list(csv.DictReader(file))
+
+
 def needs(*paths):
     missing = [str(path.relative_to(REPOSITORY)) for path in paths if not path.exists()]
     if missing:
         raise unittest.SkipTest(f"not in this tree: {', '.join(missing)}")
+
+
+class Lesson15Tables(unittest.TestCase):
+    """Lesson 15 on the H100: its results against lesson 14 (docs/results/h100.csv, `make
+    bench`), its fused epilogues before the loader (fused_epilogue_15.csv) and its stages and
+    buffers (tuning_15.csv). Rows may be in any order and any subset of the file's."""
+
+    def rows_match(self, header, expected_by_label):
+        lines = table_after(LESSON_15, header)[2:]
+        self.assertGreater(len(lines), 0)
+        for line in lines:
+            label = unbold(line.split(" | ")[0].lstrip("| "))
+            self.assertIn(label, expected_by_label, f"lesson 15's table: {line}")
+            self.assertEqual(unbold(line), expected_by_label[label])
+
+    def test_results_against_lesson_14(self):
+        data = REPOSITORY / "docs" / "results" / "h100.csv"
+        needs(LESSON_15, data)
+        plain = [row for row in read_rows(data) if row["epilogue"] == "plain"]
+        lesson_14 = {shape_label(row): float(row["ratio"]) for row in plain if row["lesson"] == "14"}
+        expected = {}
+        for row in plain:
+            if row["lesson"] != "15":
+                continue
+            label = shape_label(row)
+            cells = [label, f"{float(row['lesson_tflops']):.1f}", percent(row["ratio"]),
+                     f"{float(row['ratio']) / lesson_14[label]:.2f}x", f"{row['sm_mhz_median']} MHz"]
+            expected[label] = "| " + " | ".join(cells) + " |"
+        self.rows_match("| shape | lesson 15 TFLOP/s | % of cuBLAS | vs lesson 14 | SM clock |",
+                        expected)
+
+    def test_fused_epilogues_before_the_loader(self):
+        data = SWEEPS / "fused_epilogue_15.csv"
+        needs(LESSON_15, data)
+        ratios = {}
+        for row in read_rows(data):
+            if row["lesson"] == "15":
+                ratios.setdefault(shape_label(row), {})[row["epilogue"]] = row["ratio"]
+        expected = {}
+        for label, by_epilogue in ratios.items():
+            if len(by_epilogue) == 3:
+                cells = [label] + [percent(by_epilogue[epilogue]) for epilogue in
+                                   ("plain", "D = gelu(A*B^T + bias)", "D = A*B^T + 1 * C")]
+                expected[label] = "| " + " | ".join(cells) + " |"
+        self.rows_match("| shape | plain | gelu(A B^T + bias) | A B^T + C |", expected)
+
+    def test_stages_and_buffers(self):
+        data = SWEEPS / "tuning_15.csv"
+        needs(LESSON_15, data)
+        ratios = {}
+        for row in read_rows(data):
+            settings = dict(part.split("=") for part in row["variant"].split()[1:])
+            buffers = "1 buffer" if settings["buffers"] == "1" else f"{settings['buffers']} buffers"
+            label = f"{settings['stages']} stages, {buffers}, group {settings['group']}"
+            if row["default"] == "yes":
+                label += " (the lesson's)"
+            ratios.setdefault(label, {})[shape_label(row)] = row["ratio"]
+        expected = {label: "| " + " | ".join([label] + [percent(by_shape[shape]) for shape in
+                                                        ("4096^3", "8192^3", "6144^3")]) + " |"
+                    for label, by_shape in ratios.items()}
+        # The lesson's own row names its setting in bold and says so after it.
+        lines = table_after(LESSON_15, "| configuration | 4096^3 | 8192^3 | 6144^3 |")[2:]
+        self.assertEqual(sorted(unbold(line) for line in lines), sorted(expected.values()))
 
 
 class LayerTables(unittest.TestCase):
@@ -169,16 +256,11 @@ class Fp8StandardTable(unittest.TestCase):
     DATA = SWEEPS / "fp8_18_standard_h200.csv"
     ALONE = "alone_"
 
-    @staticmethod
-    def shape(row):
-        m, n, k = row["m"], row["n"], row["k"]
-        return f"{m}^3" if m == n == k else f"{m} x {n} x {k}"
-
     def expected(self, row):
         alone = {column[len(self.ALONE):]: float(value) for column, value in row.items()
                  if column.startswith(self.ALONE)}
         best = max(alone, key=alone.get)
-        cells = [self.shape(row), f"{float(row['lesson18_tflops']):.0f}",
+        cells = [shape_label(row), f"{float(row['lesson18_tflops']):.0f}",
                  f"{float(row['vs_block_scaled']):.3f}", f"{float(row['vs_per_tensor']):.3f}",
                  f"{float(row['vs_lesson16']):.3f}", f"{float(row['error_over_allowed']):.3f}",
                  row["configuration"], f"{best} {alone[best]:.3f}", row["sm_mhz_median"]]
