@@ -131,6 +131,85 @@ class Lesson15Tables(unittest.TestCase):
         self.assertEqual(sorted(unbold(line) for line in lines), sorted(expected.values()))
 
 
+class Lesson16BenchTables(unittest.TestCase):
+    """Lesson 16's `make bench` on the H100 (bench_16_plain_h100.csv) and the H200
+    (bench_16_h200.csv): the table of the standard and held-out shapes, and the workload set's
+    ratios per layer with their geometric mean per token count (the plain product's rows)."""
+
+    HELD_OUT = " (held out)"
+    LAYERS = ((6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336), (10240, 8192),
+              (8192, 8192), (57344, 8192), (8192, 28672))
+    WORKLOAD_HEADER = ("| tokens | 8B QKV | 8B O | 8B gate-up | 8B down | 70B QKV | 70B O "
+                       "| 70B gate-up | 70B down | geometric mean |")
+
+    def plain_rows(self, data):
+        needs(LESSON_16, data)
+        rows = [row for row in read_rows(data) if row["epilogue"] == "plain"]
+        self.assertTrue(all(row["check"] == "pass" for row in rows))
+        return rows
+
+    def check_shapes(self, header, data, cells_of):
+        by_label = {shape_label(row): row for row in self.plain_rows(data)}
+        lines = table_after(LESSON_16, header)[2:]
+        self.assertGreater(len(lines), 0)
+        for line in lines:
+            label = line.split(" | ")[0].lstrip("| ")
+            shape = label[:-len(self.HELD_OUT)] if label.endswith(self.HELD_OUT) else label
+            self.assertIn(shape, by_label, f"lesson 16's table: {line}")
+            row = by_label[shape]
+            self.assertEqual(unbold(line), "| " + " | ".join([label] + cells_of(row)) + " |")
+
+    def check_workloads(self, data, first_line):
+        ratios = {(int(row["m"]), int(row["n"]), int(row["k"])): float(row["ratio"])
+                  for row in self.plain_rows(data)}
+        lines = table_after(LESSON_16, first_line)
+        self.assertEqual(lines[0], self.WORKLOAD_HEADER)
+        for line in lines[2:]:
+            tokens = int(line.split(" | ")[0].lstrip("| "))
+            row = [ratios[(tokens, n, k)] for n, k in self.LAYERS]
+            mean = math.exp(sum(math.log(ratio) for ratio in row) / len(row))
+            self.assertEqual(unbold(line), "| " + " | ".join(
+                [str(tokens)] + [f"{ratio:.3f}" for ratio in row] + [f"{mean:.3f}"]) + " |")
+
+    def test_h100_shapes(self):
+        self.check_shapes("| shape | TFLOP/s | / cuBLAS | SM clock |",
+                          SWEEPS / "bench_16_plain_h100.csv",
+                          lambda row: [f"{float(row['lesson_tflops']):.1f}",
+                                       percent(row["ratio"]), f"{row['sm_mhz_median']} MHz"])
+
+    def test_h200_shapes(self):
+        self.check_shapes("| shape | configuration chosen | TFLOP/s | / cuBLAS | SM clock |",
+                          SWEEPS / "bench_16_h200.csv",
+                          lambda row: [row["configuration"], f"{float(row['lesson_tflops']):.1f}",
+                                       percent(row["ratio"]), f"{row['sm_mhz_median']} MHz"])
+
+    def test_h100_workloads(self):
+        self.check_workloads(SWEEPS / "bench_16_plain_h100.csv",
+                             "The workload set, ratio to cuBLAS per layer (M = tokens, N x K the "
+                             "layer):")
+
+    def test_h200_workloads(self):
+        self.check_workloads(SWEEPS / "bench_16_h200.csv",
+                             "lowest 0.880 at 1792^3; two below 0.90. The workload set, ratio to "
+                             "cuBLAS per layer:")
+
+
+    def test_h200_decode_rows_before_and_after_the_short_box(self):
+        before = {(int(row["m"]), int(row["n"]), int(row["k"])): float(row["ratio"])
+                  for row in self.plain_rows(SWEEPS / "bench_16_h200.csv")}
+        after = {(int(row["m"]), int(row["n"]), int(row["k"])): float(row["ratio"])
+                 for row in self.plain_rows(SWEEPS / "bench_15_16_h200_0d1d1d4.csv")
+                 if row["lesson"] == "16"}
+        header = self.WORKLOAD_HEADER.replace(" geometric mean |", "")
+        lines = table_after(LESSON_16, header)[2:]
+        self.assertGreater(len(lines), 0)
+        for line in lines:
+            tokens = int(line.split(" | ")[0].lstrip("| "))
+            cells = [f"{before[(tokens, n, k)]:.3f} -> {after[(tokens, n, k)]:.3f}"
+                     for n, k in self.LAYERS]
+            self.assertEqual(line, "| " + " | ".join([str(tokens)] + cells) + " |")
+
+
 class LayerTables(unittest.TestCase):
     """Lesson 19's results on two and four GPUs: profiles/layer_table.py of its layer CSVs."""
 
