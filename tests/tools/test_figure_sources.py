@@ -189,6 +189,50 @@ class MakeBenchTables(unittest.TestCase):
         self.assertGreater(checked, 0)
 
 
+class SettingSweepTables(unittest.TestCase):
+    """A lesson's sweep of one setting (`make sweep GROUPS=...`): a table "| shape | <setting> |
+    TFLOP/s | % of cuBLAS | SM clock |" whose source the lines above it link
+    (profiles/sweeps/NAME.csv). Each row is the variant "lessonNN <key>=<value>" of its shape (a
+    blank shape: the row above's), marked "(default)" where the file says it is the default."""
+
+    HEADER = re.compile(r"^\| shape \| ([a-z ]+) \| TFLOP/s \| % of cuBLAS \| SM clock \|$")
+    SOURCE = re.compile(r"profiles/sweeps/(\w+\.csv)")
+
+    def test_every_sweep_table(self):
+        checked = 0
+        for readme in sorted(REPOSITORY.glob("lessons/*/README.md")):
+            lines = readme.read_text().splitlines()
+            for start, header in enumerate(lines):
+                if not self.HEADER.match(header):
+                    continue
+                sources = set(self.SOURCE.findall("\n".join(lines[max(0, start - 8):start])))
+                self.assertEqual(len(sources), 1, f"{readme.parent.name}: {header}: its file?")
+                data = SWEEPS / sources.pop()
+                needs(data)
+                variants = {}
+                for row in read_rows(data):
+                    value = row["variant"].split()[1].split("=")[1]
+                    variants[(shape_label(row), value)] = row
+                shape = None
+                for line in lines[start + 2:]:
+                    if not line.startswith("|"):
+                        break
+                    cells = [cell.strip() for cell in line.strip("|").split("|")]
+                    shape = unbold(cells[0]) or shape
+                    setting = unbold(cells[1])
+                    default = setting.endswith(" (default)")
+                    value = setting.removesuffix(" (default)").replace(" ", "")
+                    row = variants.get((shape, value))
+                    where = f"{readme.parent.name}: {line}"
+                    self.assertIsNotNone(row, f"no variant {value} at {shape} in {data.name}: {where}")
+                    self.assertEqual(default, row["default"] == "yes", where)
+                    self.assertEqual(cells[2:], [rounded_like(row["lesson_tflops"], cells[2]),
+                                                 percent(row["ratio"]),
+                                                 f"{row['sm_mhz_median']} MHz"], where)
+                    checked += 1
+        self.assertGreater(checked, 0)
+
+
 class Lesson15Tables(unittest.TestCase):
     """Lesson 15 on the H100: its results against lesson 14 (docs/results/h100.csv, `make
     bench`), its fused epilogues before the loader (fused_epilogue_15.csv) and its stages and
