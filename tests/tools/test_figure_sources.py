@@ -233,6 +233,59 @@ class SettingSweepTables(unittest.TestCase):
         self.assertGreater(checked, 0)
 
 
+class SweepMatrices(unittest.TestCase):
+    """Sweeps laid out as a matrix, one cell per variant and shape: "TFLOP/s, %, MHz" (or with
+    " / " between, or "TFLOP/s" after the first). Each case: the README and the table's header,
+    the file, whether the variants are the columns or the rows, and how a label names a variant
+    (the number it starts with, or a map) of the file's "lessonNN <key>=<value>"."""
+
+    CELL = re.compile(r"^([\d.]+)(?: TFLOP/s)?(?:, | / )([\d.]+%)(?:, | / )(\d+)(?: MHz)?$")
+    NUMBER = re.compile(r"(\d+)")
+    CASES = (
+        ("09_warp_specialization",
+         "| shape | 2 stages (64 KB) | 3 stages (96 KB) | **4 stages** (128 KB, the default) "
+         "| 5 stages (160 KB) |", "stages_09.csv", "columns", None),
+        ("10_cooperative", "| shape | 3 stages (144 KB) | **4 stages** (192 KB, the default) |",
+         "stages_10.csv", "columns", None),
+        ("13_persistent_raster", "| G | 4096^3 | 8192^3 | 6144^3 |", "raster_13.csv", "rows",
+         None),
+        ("13_persistent_raster", "| grid | 4096^3 | 8192^3 | 6144^3 |", "grid_13.csv", "rows",
+         {"66 clusters (default)": "all", "64 clusters": "64"}),
+    )
+
+    def value_of(self, label, names):
+        label = unbold(label)
+        if names is not None:
+            return names[label]
+        return self.NUMBER.match(label).group(1)
+
+    def test_cases(self):
+        for folder, header, name, variants_are, names in self.CASES:
+            readme, data = REPOSITORY / "lessons" / folder / "README.md", SWEEPS / name
+            if not (readme.exists() and data.exists()):
+                continue
+            rows = {(row["variant"].split()[1].split("=")[1], shape_label(row)): row
+                    for row in read_rows(data)}
+            lines = table_after(readme, header)
+            heads = [cell.strip() for cell in lines[0].strip("|").split("|")][1:]
+            for line in lines[2:]:
+                cells = [cell.strip() for cell in line.strip("|").split("|")]
+                for head, cell in zip(heads, cells[1:]):
+                    if variants_are == "columns":
+                        key = (self.value_of(head, names), unbold(cells[0]))
+                    else:
+                        key = (self.value_of(cells[0], names), head)
+                    row = rows.get(key)
+                    where = f"{folder}, {header}: {line}"
+                    self.assertIsNotNone(row, f"no {key} in {name}: {where}")
+                    figures = self.CELL.match(unbold(cell))
+                    self.assertIsNotNone(figures, where)
+                    tflops, share, clock = figures.groups()
+                    self.assertEqual((tflops, share, clock),
+                                     (rounded_like(row["lesson_tflops"], tflops),
+                                      percent(row["ratio"]), row["sm_mhz_median"]), where)
+
+
 class Lesson15Tables(unittest.TestCase):
     """Lesson 15 on the H100: its results against lesson 14 (docs/results/h100.csv, `make
     bench`), its fused epilogues before the loader (fused_epilogue_15.csv) and its stages and
