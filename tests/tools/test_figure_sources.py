@@ -234,56 +234,92 @@ class SettingSweepTables(unittest.TestCase):
 
 
 class SweepMatrices(unittest.TestCase):
-    """Sweeps laid out as a matrix, one cell per variant and shape: "TFLOP/s, %, MHz" (or with
-    " / " between, or "TFLOP/s" after the first). Each case: the README and the table's header,
-    the file, whether the variants are the columns or the rows, and how a label names a variant
-    (the number it starts with, or a map) of the file's "lessonNN <key>=<value>"."""
+    """Sweeps laid out as a matrix: each case names the README and the table's header, the file,
+    the layout, and how a label names the file's variant (a format for the number the label starts
+    with, or a map of the labels, bold marks left out).
+      columns     a column per variant, a row per shape, cells "TFLOP/s, %, MHz" (or with " / "
+                  between, or "TFLOP/s" after the first figure, or no TFLOP/s at all)
+      rows        a row per variant, a column per shape, the same cells
+      one shape   a row per variant, the columns TFLOP/s, %, clock of the shape named"""
 
-    CELL = re.compile(r"^([\d.]+)(?: TFLOP/s)?(?:, | / )([\d.]+%)(?:, | / )(\d+)(?: MHz)?$")
+    CELL = re.compile(r"^(?:([\d.]+)(?: TFLOP/s)?(?:, | / ))?([\d.]+%)(?:, | / )(\d+)(?: MHz)?$")
     NUMBER = re.compile(r"(\d+)")
     CASES = (
+        ("06_fragment_interleaving",
+         "| shape | 05, 4 warps of 64 x 64 (default) | 05, 8 warps of 64 x 32 "
+         "| 06, 8 warps of 64 x 32 |", "interleave_05_06.csv", "columns",
+         {"05, 4 warps of 64 x 64 (default)": "lesson05 warp=64x64",
+          "05, 8 warps of 64 x 32": "lesson05 warp=64x32",
+          "06, 8 warps of 64 x 32": "lesson06 warp=64x32"}),
         ("09_warp_specialization",
          "| shape | 2 stages (64 KB) | 3 stages (96 KB) | **4 stages** (128 KB, the default) "
-         "| 5 stages (160 KB) |", "stages_09.csv", "columns", None),
+         "| 5 stages (160 KB) |", "stages_09.csv", "columns", "lesson09 stages={}"),
         ("10_cooperative", "| shape | 3 stages (144 KB) | **4 stages** (192 KB, the default) |",
-         "stages_10.csv", "columns", None),
+         "stages_10.csv", "columns", "lesson10 stages={}"),
+        ("11_pingpong",
+         "| shape | after issue, G = 1 | after retire, G = 1 | after issue, G = 8 "
+         "| after retire, G = 8 |", "handover_11.csv", "columns",
+         {f"after {place}, G = {group}": f"lesson11 hand-over=after-{place} group={group}"
+          for place in ("issue", "retire") for group in (1, 8)}),
+        ("11_pingpong", "| shape | G = 1 (row-major) | **G = 8** (the default) | G = 16 |",
+         "raster_11.csv", "columns",
+         {"G = 1 (row-major)": "lesson11 group=1", "G = 8 (the default)": "lesson11 group=8",
+          "G = 16": "lesson11 group=16"}),
+        ("11_pingpong", "| tile, stages | 4096^3 | 8192^3 | 6144^3 |", "tiles_11.csv", "rows",
+         {"128 x 128, 6 (default)": "lesson11 tile=128x128 stages=6",
+          "128 x 128, 5": "lesson11 tile=128x128 stages=5",
+          "64 x 256, 5": "lesson11 tile=64x256 stages=5",
+          "64 x 256, 4": "lesson11 tile=64x256 stages=4"}),
         ("13_persistent_raster", "| G | 4096^3 | 8192^3 | 6144^3 |", "raster_13.csv", "rows",
-         None),
+         "lesson13 group={}"),
         ("13_persistent_raster", "| grid | 4096^3 | 8192^3 | 6144^3 |", "grid_13.csv", "rows",
-         {"66 clusters (default)": "all", "64 clusters": "64"}),
+         {"66 clusters (default)": "lesson13 clusters=all",
+          "64 clusters": "lesson13 clusters=64"}),
+        ("14_stream_k",
+         "| order of a cluster's parts | 4224^3 TFLOP/s | % of cuBLAS (paired) "
+         "| median SM clock |", "order_14.csv", "one shape 4224^3",
+         {"last tile to first (the lesson's)": "lesson14 parts=last-to-first",
+          "first tile to last": "lesson14 parts=first-to-last"}),
     )
 
-    def value_of(self, label, names):
+    def variant_of(self, label, naming):
         label = unbold(label)
-        if names is not None:
-            return names[label]
-        return self.NUMBER.match(label).group(1)
+        if isinstance(naming, dict):
+            return naming[label]
+        return naming.format(self.NUMBER.match(label).group(1))
+
+    def check_cell(self, cell, row, where):
+        figures = self.CELL.match(unbold(cell))
+        self.assertIsNotNone(figures, where)
+        tflops, share, clock = figures.groups()
+        expected_tflops = None if tflops is None else rounded_like(row["lesson_tflops"], tflops)
+        self.assertEqual((tflops, share, clock),
+                         (expected_tflops, percent(row["ratio"]), row["sm_mhz_median"]), where)
 
     def test_cases(self):
-        for folder, header, name, variants_are, names in self.CASES:
+        for folder, header, name, layout, naming in self.CASES:
             readme, data = REPOSITORY / "lessons" / folder / "README.md", SWEEPS / name
             if not (readme.exists() and data.exists()):
                 continue
-            rows = {(row["variant"].split()[1].split("=")[1], shape_label(row)): row
-                    for row in read_rows(data)}
+            rows = {(row["variant"], shape_label(row)): row for row in read_rows(data)}
             lines = table_after(readme, header)
             heads = [cell.strip() for cell in lines[0].strip("|").split("|")][1:]
             for line in lines[2:]:
                 cells = [cell.strip() for cell in line.strip("|").split("|")]
+                where = f"{folder}, {header}: {line}"
+                if layout.startswith("one shape"):
+                    row = rows.get((self.variant_of(cells[0], naming), layout.split()[-1]))
+                    self.assertIsNotNone(row, where)
+                    self.check_cell(", ".join(cells[1:]).replace(" MHz", ""), row, where)
+                    continue
                 for head, cell in zip(heads, cells[1:]):
-                    if variants_are == "columns":
-                        key = (self.value_of(head, names), unbold(cells[0]))
+                    if layout == "columns":
+                        key = (self.variant_of(head, naming), unbold(cells[0]))
                     else:
-                        key = (self.value_of(cells[0], names), head)
+                        key = (self.variant_of(cells[0], naming), head)
                     row = rows.get(key)
-                    where = f"{folder}, {header}: {line}"
                     self.assertIsNotNone(row, f"no {key} in {name}: {where}")
-                    figures = self.CELL.match(unbold(cell))
-                    self.assertIsNotNone(figures, where)
-                    tflops, share, clock = figures.groups()
-                    self.assertEqual((tflops, share, clock),
-                                     (rounded_like(row["lesson_tflops"], tflops),
-                                      percent(row["ratio"]), row["sm_mhz_median"]), where)
+                    self.check_cell(cell, row, where)
 
 
 class Lesson15Tables(unittest.TestCase):
