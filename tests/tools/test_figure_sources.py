@@ -189,6 +189,44 @@ class MakeBenchTables(unittest.TestCase):
         self.assertGreater(checked, 0)
 
 
+class LessonsByShapeTables(unittest.TestCase):
+    """Lessons 03 and 04's tables of lessons by shape (`make bench`, docs/results/h100.csv): a row
+    per lesson ("02 smem_tiling"), and per shape a "<shape> TFLOP/s" column followed by its "%"
+    and, where there is one, its "MHz"."""
+
+    HEADERS = (("03_tensor_cores", "| lesson | 4096^3 TFLOP/s | % | 8192^3 TFLOP/s | % "
+                                   "| 1024^3 TFLOP/s | % |"),
+               ("04_swizzled_smem", "| lesson | 4096^3 TFLOP/s | % | MHz | 8192^3 TFLOP/s | % | MHz "
+                                    "| 2048^3 TFLOP/s | % | MHz |"))
+    DATA = REPOSITORY / "docs" / "results" / "h100.csv"
+
+    def test_tables(self):
+        needs(self.DATA)
+        figures = {(row["lesson"], shape_label(row)): row for row in read_rows(self.DATA)
+                   if row["epilogue"] == "plain"}
+        for folder, header in self.HEADERS:
+            readme = REPOSITORY / "lessons" / folder / "README.md"
+            if not readme.exists():
+                continue
+            heads = [cell.strip() for cell in header.strip("|").split("|")][1:]
+            for line in table_after(readme, header)[2:]:
+                cells = [unbold(cell.strip()) for cell in line.strip("|").split("|")]
+                lesson = str(int(cells[0].split()[0]))
+                shape = None
+                for head, cell in zip(heads, cells[1:]):
+                    if head.endswith(" TFLOP/s"):
+                        shape = head[:-len(" TFLOP/s")]
+                    row = figures.get((lesson, shape))
+                    self.assertIsNotNone(row, f"{folder}: {line}")
+                    if head.endswith(" TFLOP/s"):
+                        expected = rounded_like(row["lesson_tflops"], cell)
+                    elif head == "%":
+                        expected = percent(row["ratio"])
+                    else:
+                        expected = row["sm_mhz_median"]
+                    self.assertEqual(cell, expected, f"{folder}, {head}: {line}")
+
+
 class SettingSweepTables(unittest.TestCase):
     """A lesson's sweep of one setting (`make sweep GROUPS=...`): a table "| shape | <setting> |
     TFLOP/s | % of cuBLAS | SM clock |" whose source the lines above it link
@@ -503,6 +541,33 @@ class LayerTableTool(unittest.TestCase):
         text = self.HEADER + "\n" + ",".join(row[column] for column in sorted(row)) + "\n"
         with self.assertRaisesRegex(layer_table.LayerTableError, "no rows of rank 0"):
             layer_table.table(text)
+
+
+class OverlappedLayerHistory(unittest.TestCase):
+    """Lesson 19's overlapped layer alone at 4a7ee76, on two and four H200s: each row is rank 0's
+    row of that commit in tensor_parallel_19_h200.csv."""
+
+    HEADER = ("| GPUs | tokens | stream order | overlapped | cuBLASLt + NCCL | overlapped / stream "
+              "| overlapped / cuBLASLt + NCCL | stream / cuBLASLt + NCCL | SM clock (rank 0) |")
+    DATA = SWEEPS / "tensor_parallel_19_h200.csv"
+
+    def test_rows(self):
+        needs(LESSON_19, self.DATA)
+        rows = {(row["gpus"], row["tokens"]): row for row in read_rows(self.DATA)
+                if row["commit"] == "4a7ee76" and row["rank"] == "0"}
+        lines = table_after(LESSON_19, self.HEADER)[2:]
+        self.assertGreater(len(lines), 0)
+        for line in lines:
+            cells = [unbold(cell.strip()) for cell in line.strip("|").split("|")]
+            row = rows.get((cells[0], cells[1]))
+            self.assertIsNotNone(row, line)
+            expected = cells[:2] + [f"{float(row[column]):.1f}" for column in
+                                    ("stream_us", "overlapped_us", "cublaslt_nccl_us")]
+            expected += [f"{float(row[column]):.3f}" for column in
+                         ("overlapped_over_stream", "overlapped_over_cublaslt",
+                          "stream_over_cublaslt")]
+            expected.append(f"{row['sm_mhz_median']} MHz")
+            self.assertEqual(cells, expected, line)
 
 
 class DecodeSwapTable(unittest.TestCase):
