@@ -9,9 +9,9 @@ import csv
 import math
 import re
 import subprocess
-from decimal import ROUND_HALF_UP, Decimal
 import sys
 import unittest
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -20,6 +20,7 @@ sys.path.insert(0, str(REPOSITORY / "profiles"))
 import layer_table  # noqa: E402  (after the path is set)
 
 SWEEPS = REPOSITORY / "profiles" / "sweeps"
+RESULTS_H100 = REPOSITORY / "docs" / "results" / "h100.csv"  # make bench's, the ladder's figures
 LESSON_15 = REPOSITORY / "lessons" / "15_tma_store_epilogue" / "README.md"
 LESSON_16 = REPOSITORY / "lessons" / "16_shape_heuristics" / "README.md"
 LESSON_17 = REPOSITORY / "lessons" / "17_dependent_launch" / "README.md"
@@ -48,10 +49,25 @@ def shape_label(row):
     return f"{m}^3" if m == n == k else f"{m} x {n} x {k}"
 
 
+def rounded(value, decimals):
+    """`value` (a decimal string, or a Decimal) to `decimals` places, halves rounded up, in decimal
+    (as one rounds by hand: 78.85 is 78.9, which binary floating point would make 78.8)."""
+    return str(Decimal(value).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def rounded_like(value, cell):
+    """`value` rounded as `cell` is written: to as many decimals as it has."""
+    return rounded(value, len(cell.split(".")[1]) if "." in cell else 0)
+
+
 def percent(ratio):
-    """A ratio of the file (a decimal string) as a percentage to a tenth, halves rounded up (as
-    one rounds by hand: 0.7885 is 78.9%, which binary floating point would make 78.8)."""
-    return f"{(Decimal(ratio) * 100).quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}%"
+    """A ratio of the file (a decimal string) as a percentage to a tenth."""
+    return rounded(Decimal(ratio) * 100, 1) + "%"
+
+
+def geometric_mean(values):
+    values = [float(value) for value in values]
+    return math.exp(sum(math.log(value) for value in values) / len(values))
 
 
 def unbold(line):
@@ -59,21 +75,49 @@ def unbold(line):
     return line.replace("**", "")
 
 
+def cells_of(line):
+    """The cells of a Markdown table line, stripped."""
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def table_line(cells):
+    """A Markdown table line of `cells`."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def rows_of(text):
+    """The rows of a CSV file's text."""
+    return list(csv.DictReader(text.splitlines()))
+
+
 def read_rows(path):
-    with open(path, newline="") as file:
-        return list(csv.DictReader(file))
+    return rows_of(Path(path).read_text())
+
+
+SHAPE = re.compile(r"^(?:(\d+)\^3|(\d+) x (\d+) x (\d+))(?: \(.*\))?$")
+
+
+def shape_of(label):
+    """(M, N, K) of a shape as the READMEs write it (4096^3, 3000 x 5000 x 4000, either with a
+    note in brackets after it), or None."""
+    shape = SHAPE.match(label)
+    if shape is None:
+        return None
+    if shape.group(1):
+        return (int(shape.group(1)),) * 3
+    return tuple(int(group) for group in shape.groups()[1:])
+
+
+def bench_figures(rows):
+    """The plain product's rows of a `make bench` file, by (lesson, M, N, K)."""
+    return {(int(row["lesson"]), int(row["m"]), int(row["n"]), int(row["k"])): row
+            for row in rows if row["epilogue"] == "plain"}
 
 
 def needs(*paths):
     missing = [str(path.relative_to(REPOSITORY)) for path in paths if not path.exists()]
     if missing:
         raise unittest.SkipTest(f"not in this tree: {', '.join(missing)}")
-
-
-def rounded_like(value, cell):
-    """`value` (a decimal string, or a Decimal) rounded half up to as many decimals as `cell` has."""
-    decimals = len(cell.split(".")[1]) if "." in cell else 0
-    return str(Decimal(value).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
 
 
 class MakeBenchTables(unittest.TestCase):
@@ -90,11 +134,9 @@ class MakeBenchTables(unittest.TestCase):
     A shape may carry a note in brackets ("4224^3 (wave-quantized)"). Other tables (sweeps of a
     lesson's settings, tables of lessons by shape) are not this check's."""
 
-    DATA = REPOSITORY / "docs" / "results" / "h100.csv"
     FIGURE = re.compile(r"^(?:lesson )?(\d\d) (TFLOP/s|%|clock)$")
     QUOTIENT = re.compile(r"^(\d\d) / (\d\d)$")
     DIFFERENCE = re.compile(r"^(\d\d) - (\d\d)$")
-    SHAPE = re.compile(r"^(?:(\d+)\^3|(\d+) x (\d+) x (\d+))(?: \(.*\))?$")
     # Columns whose run the file no longer holds: lesson 12's table compares it with lesson 10 of
     # the same run (71f85ba), whose rows of lesson 10 the file replaced with e7ccc8c's (lessons
     # 09-11 measured again); they are in the file as commit 401f7be wrote it.
@@ -103,7 +145,7 @@ class MakeBenchTables(unittest.TestCase):
     def column_kinds(self, header, lesson):
         """[(kind, lessons)] for every column after the shape, or None if one is not this check's."""
         kinds = []
-        for cell in [cell.strip() for cell in header.strip("|").split("|")][1:]:
+        for cell in cells_of(header)[1:]:
             figure = self.FIGURE.match(cell)
             quotient, difference = self.QUOTIENT.match(cell), self.DIFFERENCE.match(cell)
             if figure:
@@ -122,17 +164,12 @@ class MakeBenchTables(unittest.TestCase):
                 return None
         return kinds
 
-    @staticmethod
-    def plain_figures(text):
-        return {(int(row["lesson"]), int(row["m"]), int(row["n"]), int(row["k"])): row
-                for row in csv.DictReader(text.splitlines()) if row["epilogue"] == "plain"}
-
     def earlier_run(self, source):
         revision = subprocess.run(["git", "show", source], cwd=REPOSITORY, capture_output=True,
                                   text=True)
         if revision.returncode != 0:
             self.skipTest(f"needs the course's git history: git show {source}")
-        return self.plain_figures(revision.stdout)
+        return bench_figures(rows_of(revision.stdout))
 
     def expected_cell(self, kind, rows, cell, shown):
         if kind == "TFLOP/s":
@@ -150,8 +187,8 @@ class MakeBenchTables(unittest.TestCase):
         return points if points.startswith("-") else "+" + points
 
     def test_every_lesson(self):
-        needs(self.DATA)
-        current = self.plain_figures(self.DATA.read_text())
+        needs(RESULTS_H100)
+        current = bench_figures(read_rows(RESULTS_H100))
         checked = 0
         for readme in sorted(REPOSITORY.glob("lessons/[01][0-9]_*/README.md")):
             folder, lesson = readme.parent.name, int(readme.parent.name[:2])
@@ -167,11 +204,9 @@ class MakeBenchTables(unittest.TestCase):
                 for line in lines[start + 2:]:
                     if not line.startswith("|"):
                         break
-                    cells = [unbold(cell.strip()) for cell in line.strip("|").split("|")]
-                    shape = self.SHAPE.match(cells[0])
+                    cells = [unbold(cell) for cell in cells_of(line)]
+                    shape = shape_of(cells[0])
                     self.assertIsNotNone(shape, f"{folder}: {line}")
-                    m, n, k = ((int(shape.group(1)),) * 3 if shape.group(1)
-                               else tuple(int(group) for group in shape.groups()[1:]))
                     # Each lesson's % of cuBLAS as this row shows it (the derived columns').
                     shown = {owners[0]: cell for cell, (kind, owners) in zip(cells[1:], kinds)
                              if kind == "%"}
@@ -180,7 +215,7 @@ class MakeBenchTables(unittest.TestCase):
                         for owner in owners:
                             source = self.EARLIER_RUN.get((folder, owner))
                             figures = self.earlier_run(source) if source else current
-                            row = figures.get((owner, m, n, k))
+                            row = figures.get((owner, *shape))
                             self.assertIsNotNone(row, f"{folder}: no lesson {owner} at {line}")
                             rows.append(row)
                         self.assertEqual(cell, self.expected_cell(kind, rows, cell, shown),
@@ -198,25 +233,22 @@ class LessonsByShapeTables(unittest.TestCase):
                                    "| 1024^3 TFLOP/s | % |"),
                ("04_swizzled_smem", "| lesson | 4096^3 TFLOP/s | % | MHz | 8192^3 TFLOP/s | % | MHz "
                                     "| 2048^3 TFLOP/s | % | MHz |"))
-    DATA = REPOSITORY / "docs" / "results" / "h100.csv"
-
     def test_tables(self):
-        needs(self.DATA)
-        figures = {(row["lesson"], shape_label(row)): row for row in read_rows(self.DATA)
-                   if row["epilogue"] == "plain"}
+        needs(RESULTS_H100)
+        figures = bench_figures(read_rows(RESULTS_H100))
         for folder, header in self.HEADERS:
             readme = REPOSITORY / "lessons" / folder / "README.md"
             if not readme.exists():
                 continue
-            heads = [cell.strip() for cell in header.strip("|").split("|")][1:]
+            heads = cells_of(header)[1:]
             for line in table_after(readme, header)[2:]:
-                cells = [unbold(cell.strip()) for cell in line.strip("|").split("|")]
-                lesson = str(int(cells[0].split()[0]))
+                cells = [unbold(cell) for cell in cells_of(line)]
+                lesson = int(cells[0].split()[0])
                 shape = None
                 for head, cell in zip(heads, cells[1:]):
                     if head.endswith(" TFLOP/s"):
                         shape = head[:-len(" TFLOP/s")]
-                    row = figures.get((lesson, shape))
+                    row = figures.get((lesson, *shape_of(shape)))
                     self.assertIsNotNone(row, f"{folder}: {line}")
                     if head.endswith(" TFLOP/s"):
                         expected = rounded_like(row["lesson_tflops"], cell)
@@ -255,7 +287,7 @@ class SettingSweepTables(unittest.TestCase):
                 for line in lines[start + 2:]:
                     if not line.startswith("|"):
                         break
-                    cells = [cell.strip() for cell in line.strip("|").split("|")]
+                    cells = cells_of(line)
                     shape = unbold(cells[0]) or shape
                     setting = unbold(cells[1])
                     default = setting.endswith(" (default)")
@@ -341,9 +373,9 @@ class SweepMatrices(unittest.TestCase):
                 continue
             rows = {(row["variant"], shape_label(row)): row for row in read_rows(data)}
             lines = table_after(readme, header)
-            heads = [cell.strip() for cell in lines[0].strip("|").split("|")][1:]
+            heads = cells_of(lines[0])[1:]
             for line in lines[2:]:
-                cells = [cell.strip() for cell in line.strip("|").split("|")]
+                cells = cells_of(line)
                 where = f"{folder}, {header}: {line}"
                 if layout.startswith("one shape"):
                     row = rows.get((self.variant_of(cells[0], naming), layout.split()[-1]))
@@ -369,23 +401,22 @@ class Lesson15Tables(unittest.TestCase):
         lines = table_after(LESSON_15, header)[2:]
         self.assertGreater(len(lines), 0)
         for line in lines:
-            label = unbold(line.split(" | ")[0].lstrip("| "))
+            label = unbold(cells_of(line)[0])
             self.assertIn(label, expected_by_label, f"lesson 15's table: {line}")
             self.assertEqual(unbold(line), expected_by_label[label])
 
     def test_results_against_lesson_14(self):
-        data = REPOSITORY / "docs" / "results" / "h100.csv"
-        needs(LESSON_15, data)
-        plain = [row for row in read_rows(data) if row["epilogue"] == "plain"]
-        lesson_14 = {shape_label(row): float(row["ratio"]) for row in plain if row["lesson"] == "14"}
+        needs(LESSON_15, RESULTS_H100)
+        figures = bench_figures(read_rows(RESULTS_H100))
         expected = {}
-        for row in plain:
-            if row["lesson"] != "15":
+        for (lesson, *shape), row in figures.items():
+            if lesson != 15:
                 continue
             label = shape_label(row)
+            lesson_14 = float(figures[(14, *shape)]["ratio"])
             cells = [label, f"{float(row['lesson_tflops']):.1f}", percent(row["ratio"]),
-                     f"{float(row['ratio']) / lesson_14[label]:.2f}x", f"{row['sm_mhz_median']} MHz"]
-            expected[label] = "| " + " | ".join(cells) + " |"
+                     f"{float(row['ratio']) / lesson_14:.2f}x", f"{row['sm_mhz_median']} MHz"]
+            expected[label] = table_line(cells)
         self.rows_match("| shape | lesson 15 TFLOP/s | % of cuBLAS | vs lesson 14 | SM clock |",
                         expected)
 
@@ -401,7 +432,7 @@ class Lesson15Tables(unittest.TestCase):
             if len(by_epilogue) == 3:
                 cells = [label] + [percent(by_epilogue[epilogue]) for epilogue in
                                    ("plain", "D = gelu(A*B^T + bias)", "D = A*B^T + 1 * C")]
-                expected[label] = "| " + " | ".join(cells) + " |"
+                expected[label] = table_line(cells)
         self.rows_match("| shape | plain | gelu(A B^T + bias) | A B^T + C |", expected)
 
     def test_stages_and_buffers(self):
@@ -415,8 +446,8 @@ class Lesson15Tables(unittest.TestCase):
             if row["default"] == "yes":
                 label += " (the lesson's)"
             ratios.setdefault(label, {})[shape_label(row)] = row["ratio"]
-        expected = {label: "| " + " | ".join([label] + [percent(by_shape[shape]) for shape in
-                                                        ("4096^3", "8192^3", "6144^3")]) + " |"
+        expected = {label: table_line([label] + [percent(by_shape[shape]) for shape in
+                                                        ("4096^3", "8192^3", "6144^3")])
                     for label, by_shape in ratios.items()}
         # The lesson's own row names its setting in bold and says so after it.
         lines = table_after(LESSON_15, "| configuration | 4096^3 | 8192^3 | 6144^3 |")[2:]
@@ -440,16 +471,16 @@ class Lesson16BenchTables(unittest.TestCase):
         self.assertTrue(all(row["check"] == "pass" for row in rows))
         return rows
 
-    def check_shapes(self, header, data, cells_of):
+    def check_shapes(self, header, data, figures_of):
         by_label = {shape_label(row): row for row in self.plain_rows(data)}
         lines = table_after(LESSON_16, header)[2:]
         self.assertGreater(len(lines), 0)
         for line in lines:
-            label = line.split(" | ")[0].lstrip("| ")
+            label = cells_of(line)[0]
             shape = label[:-len(self.HELD_OUT)] if label.endswith(self.HELD_OUT) else label
             self.assertIn(shape, by_label, f"lesson 16's table: {line}")
             row = by_label[shape]
-            self.assertEqual(unbold(line), "| " + " | ".join([label] + cells_of(row)) + " |")
+            self.assertEqual(unbold(line), table_line([label] + figures_of(row)))
 
     def check_workloads(self, data, first_line):
         ratios = {(int(row["m"]), int(row["n"]), int(row["k"])): float(row["ratio"])
@@ -457,11 +488,11 @@ class Lesson16BenchTables(unittest.TestCase):
         lines = table_after(LESSON_16, first_line)
         self.assertEqual(lines[0], self.WORKLOAD_HEADER)
         for line in lines[2:]:
-            tokens = int(line.split(" | ")[0].lstrip("| "))
+            tokens = int(cells_of(line)[0])
             row = [ratios[(tokens, n, k)] for n, k in self.LAYERS]
-            mean = math.exp(sum(math.log(ratio) for ratio in row) / len(row))
-            self.assertEqual(unbold(line), "| " + " | ".join(
-                [str(tokens)] + [f"{ratio:.3f}" for ratio in row] + [f"{mean:.3f}"]) + " |")
+            mean = geometric_mean(row)
+            self.assertEqual(unbold(line), table_line(
+                [str(tokens)] + [f"{ratio:.3f}" for ratio in row] + [f"{mean:.3f}"]))
 
     def test_h100_shapes(self):
         self.check_shapes("| shape | TFLOP/s | / cuBLAS | SM clock |",
@@ -496,10 +527,10 @@ class Lesson16BenchTables(unittest.TestCase):
         lines = table_after(LESSON_16, header)[2:]
         self.assertGreater(len(lines), 0)
         for line in lines:
-            tokens = int(line.split(" | ")[0].lstrip("| "))
+            tokens = int(cells_of(line)[0])
             cells = [f"{before[(tokens, n, k)]:.3f} -> {after[(tokens, n, k)]:.3f}"
                      for n, k in self.LAYERS]
-            self.assertEqual(line, "| " + " | ".join([str(tokens)] + cells) + " |")
+            self.assertEqual(line, table_line([str(tokens)] + cells))
 
 
 class LayerTables(unittest.TestCase):
@@ -522,25 +553,23 @@ class LayerTables(unittest.TestCase):
 class LayerTableTool(unittest.TestCase):
     """profiles/layer_table.py refuses what it cannot read, in one line."""
 
-    HEADER = ",".join(sorted(layer_table.NEEDED))
+    @staticmethod
+    def one_row(**values):
+        """A file of the columns the tool needs and one row: 1 in each, but for `values`."""
+        row = {column: "1" for column in sorted(layer_table.NEEDED)} | values
+        return ",".join(row) + "\n" + ",".join(row.values()) + "\n"
 
     def test_a_file_without_the_columns(self):
         with self.assertRaisesRegex(layer_table.LayerTableError, "needs the columns"):
             layer_table.table("tokens,rank\n1,0\n")
 
     def test_a_variant_it_does_not_know(self):
-        row = {column: "1" for column in layer_table.NEEDED}
-        row.update(rank="0", layer="two-shot")
-        text = self.HEADER + "\n" + ",".join(row[column] for column in sorted(row)) + "\n"
         with self.assertRaisesRegex(layer_table.LayerTableError, "no variant called 'two-shot'"):
-            layer_table.table(text)
+            layer_table.table(self.one_row(rank="0", layer="two-shot"))
 
     def test_no_rows_of_the_rank(self):
-        row = {column: "1" for column in layer_table.NEEDED}
-        row.update(rank="1", layer="stream")
-        text = self.HEADER + "\n" + ",".join(row[column] for column in sorted(row)) + "\n"
         with self.assertRaisesRegex(layer_table.LayerTableError, "no rows of rank 0"):
-            layer_table.table(text)
+            layer_table.table(self.one_row(rank="1", layer="stream"))
 
 
 class OverlappedLayerHistory(unittest.TestCase):
@@ -558,7 +587,7 @@ class OverlappedLayerHistory(unittest.TestCase):
         lines = table_after(LESSON_19, self.HEADER)[2:]
         self.assertGreater(len(lines), 0)
         for line in lines:
-            cells = [unbold(cell.strip()) for cell in line.strip("|").split("|")]
+            cells = [unbold(cell) for cell in cells_of(line)]
             row = rows.get((cells[0], cells[1]))
             self.assertIsNotNone(row, line)
             expected = cells[:2] + [f"{float(row[column]):.1f}" for column in
@@ -580,8 +609,7 @@ class DecodeSwapTable(unittest.TestCase):
 
     def rows_by_shape(self):
         needs(LESSON_16, self.DATA)
-        with open(self.DATA, newline="") as file:
-            measured = list(csv.DictReader(file))
+        measured = read_rows(self.DATA)
         self.assertTrue(all(row["check"] == "pass" for row in measured))
         shapes = {}
         for row in measured:
@@ -603,7 +631,7 @@ class DecodeSwapTable(unittest.TestCase):
         lines = table_after(LESSON_16, self.HEADER)[2:]
         self.assertGreater(len(lines), 0)
         for line in lines:
-            shape = tuple(line.split("|")[1].strip().split(" x "))
+            shape = tuple(cells_of(line)[0].split(" x "))
             self.assertIn(shape, shapes, f"lesson 16's decode table: {line}")
             as_given, swapped = (self.best(shapes[shape], False), self.best(shapes[shape], True))
             expected = (f"| {' x '.join(shape)} | "
@@ -617,7 +645,7 @@ class DecodeSwapTable(unittest.TestCase):
         for swapped, words in ((False, "the best configuration as given is"),
                                (True, "best swapped one")):
             ratios = [float(self.best(rows, swapped)["ratio"]) for rows in shapes.values()]
-            mean = math.exp(sum(math.log(ratio) for ratio in ratios) / len(ratios))
+            mean = geometric_mean(ratios)
             self.assertIn(f"Over the {len(shapes)} shapes", text)
             self.assertRegex(text, f"{words} {mean:.3f}")
 
@@ -632,8 +660,7 @@ class ChainTable(unittest.TestCase):
 
     def test_rows(self):
         needs(LESSON_17, self.DATA)
-        with open(self.DATA, newline="") as file:
-            measured = list(csv.DictReader(file))
+        measured = read_rows(self.DATA)
         expected = []
         for row in measured:
             times = [f"{float(row[column]):.1f}"
@@ -641,7 +668,7 @@ class ChainTable(unittest.TestCase):
             ratios = [f"{float(row[column]):.3f}" for column in
                       ("dependent_over_stream", "graph_over_stream", "dependent_over_cublaslt")]
             cells = [row["tokens"]] + times + ratios + [f"{row['sm_mhz_median']} MHz"]
-            expected.append("| " + " | ".join(cells) + " |")
+            expected.append(table_line(cells))
         self.assertEqual(table_after(LESSON_17, self.HEADER)[2:], expected)
 
 
@@ -662,12 +689,11 @@ class Fp8StandardTable(unittest.TestCase):
                  f"{float(row['vs_block_scaled']):.3f}", f"{float(row['vs_per_tensor']):.3f}",
                  f"{float(row['vs_lesson16']):.3f}", f"{float(row['error_over_allowed']):.3f}",
                  row["configuration"], f"{best} {alone[best]:.3f}", row["sm_mhz_median"]]
-        return "| " + " | ".join(cells) + " |"
+        return table_line(cells)
 
     def test_rows(self):
         needs(LESSON_18, self.DATA)
-        with open(self.DATA, newline="") as file:
-            measured = list(csv.DictReader(file))
+        measured = read_rows(self.DATA)
         self.assertTrue(all(row["check"] == "pass" for row in measured))
         self.assertEqual(table_after(LESSON_18, self.HEADER)[2:],
                          [self.expected(row) for row in measured])
@@ -677,11 +703,10 @@ class Fp8StandardTable(unittest.TestCase):
         # of fp8_18_workloads_h200.csv.
         data = SWEEPS / "fp8_18_workloads_h200.csv"
         needs(LESSON_18, data)
-        with open(data, newline="") as file:
-            measured = list(csv.DictReader(file))
+        measured = read_rows(data)
 
         def mean(column):
-            return math.exp(sum(math.log(float(row[column])) for row in measured) / len(measured))
+            return geometric_mean(row[column] for row in measured)
 
         block = [float(row["vs_block_scaled"]) for row in measured]
         text = " ".join(LESSON_18.read_text().split())
