@@ -213,6 +213,24 @@ __device__ inline int other_rank(int rank, int64_t unit, int64_t vectors) {
   return other < rank ? other : other + 1;
 }
 
+// The words of vector v in slot `slot` of a rank's words, whose slots hold `vectors` vectors each.
+__device__ inline uint64_t* vector_words(uint64_t* words, int slot, int64_t vectors, int64_t v) {
+  return words + (slot * vectors + v) * kWordsPerVector;
+}
+
+// Sends, with every thread of the grid, `vectors` vectors into slot `rank` of every other rank q's
+// words (`words[q]`): those at from + q * from_per_rank (0: the same vectors to every rank).
+__device__ inline void send_to_other_ranks(const uint4* from, int64_t from_per_rank,
+                                           uint64_t* const* words, int rank, int ranks,
+                                           int64_t vectors, uint32_t epoch) {
+  for (int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < (ranks - 1) * vectors;
+       u += int64_t(gridDim.x) * blockDim.x) {
+    const int q = other_rank(rank, u, vectors);
+    const int64_t v = u % vectors;
+    send_vector(from[q * from_per_rank + v], vector_words(words[q], rank, vectors, v), epoch);
+  }
+}
+
 // The gather, with words: this rank's shard into slot r of every other rank's words, its own rows
 // straight into its gathered X, then every other rank's slot of its words into its gathered X.
 // Every thread sends before it receives, and the grid is small enough to be resident at once
@@ -221,22 +239,15 @@ __global__ void low_latency_gather_kernel(PeerBuffers peers, int rank, int ranks
                                           const uint4* shard, int64_t shard_vectors,
                                           uint32_t epoch) {
   if (threadIdx.x == 0) gemm::ptx::launch_dependent_grids();  // as one_shot_gather_kernel
-  const int64_t slot_words = shard_vectors * kWordsPerVector;
-  const int64_t units = (ranks - 1) * shard_vectors;
-  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t u = first; u < units; u += stride) {
-    const int q = other_rank(rank, u, shard_vectors);
-    const int64_t v = u % shard_vectors;
-    send_vector(shard[v], peers.gather_words[q] + rank * slot_words + v * kWordsPerVector, epoch);
-  }
+  send_to_other_ranks(shard, 0, peers.gather_words, rank, ranks, shard_vectors, epoch);
   uint4* gathered = peers.x_gathered[rank];
   copy_vectors(shard, gathered + rank * shard_vectors, shard_vectors);
-  for (int64_t u = first; u < units; u += stride) {
+  for (int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < (ranks - 1) * shard_vectors;
+       u += int64_t(gridDim.x) * blockDim.x) {
     const int q = other_rank(rank, u, shard_vectors);
     const int64_t v = u % shard_vectors;
-    gathered[q * shard_vectors + v] = receive_vector(
-        peers.gather_words[rank] + q * slot_words + v * kWordsPerVector, epoch);
+    gathered[q * shard_vectors + v] =
+        receive_vector(vector_words(peers.gather_words[rank], q, shard_vectors, v), epoch);
   }
 }
 
@@ -246,23 +257,16 @@ __global__ void low_latency_gather_kernel(PeerBuffers peers, int rank, int ranks
 __global__ void low_latency_reduce_kernel(PeerBuffers peers, int rank, int ranks,
                                           const uint4* partials, int64_t slot_vectors, uint4* y,
                                           uint32_t epoch) {
-  const int64_t slot_words = slot_vectors * kWordsPerVector;
-  const int64_t units = (ranks - 1) * slot_vectors;
-  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t u = first; u < units; u += stride) {
-    const int q = other_rank(rank, u, slot_vectors);
-    const int64_t v = u % slot_vectors;
-    send_vector(partials[q * slot_vectors + v],
-                peers.reduce_words[q] + rank * slot_words + v * kWordsPerVector, epoch);
-  }
-  for (int64_t v = first; v < slot_vectors; v += stride) {
+  send_to_other_ranks(partials, slot_vectors, peers.reduce_words, rank, ranks, slot_vectors,
+                      epoch);
+  for (int64_t v = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; v < slot_vectors;
+       v += int64_t(gridDim.x) * blockDim.x) {
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int q = 0; q < ranks; ++q)
       add_bf16x8(sum, q == rank ? partials[rank * slot_vectors + v]
-                                : receive_vector(peers.reduce_words[rank] + q * slot_words +
-                                                     v * kWordsPerVector,
-                                                 epoch));
+                                : receive_vector(
+                                      vector_words(peers.reduce_words[rank], q, slot_vectors, v),
+                                      epoch));
     y[v] = pack_bf16x8(sum);
   }
 }
