@@ -194,8 +194,8 @@ struct Configured {
   // lesson 14); a data-parallel one lets the hardware start clusters as SMs free up.
   static void launch(const GemmArgs& args, const StreamKPlan& plan, cudaStream_t stream,
                      int raster_group = 8) {
-    if (!K::Scheduler::kCutsTiles && plan.sk_tiles != 0)
-      throw std::logic_error("a data-parallel kernel was handed a Stream-K plan");
+    if (!K::Scheduler::can_run(plan))
+      throw std::logic_error("a kernel was handed a plan its tile scheduler cannot run");
     const auto& p = args.problem;
     typename K::Params params;
     params.mainloop = K::Mainloop::template make_params<Tile>(args);

@@ -8,15 +8,22 @@
 ///   StreamKScheduler        lesson 14's Stream-K plan: the last waves' tiles cut along K into one
 ///                           range per cluster, the parts meeting in a workspace (the fixup), the
 ///                           other tiles whole; a plan that cuts nothing is data-parallel
+///   SplitKScheduler         lesson 16's split-K plan (gemm::plan_split_k): every tile cut into
+///                           equal parts, one per cluster, meeting in the same workspace; the
+///                           same items as Stream-K's for that plan, worked out with one 32-bit
+///                           division where Stream-K's general plan takes a dozen of 64 bits
 ///
-/// Both take the same run-time Schedule (the plan and the tile grid); a scheduler's producer
-/// keeps kProducerRegisters (Stream-K's 64-bit arithmetic needs more than lesson 13's loop).
+/// All take the same run-time Schedule (the plan and the tile grid), and say which plans they can
+/// run (can_run); a scheduler's producer keeps kProducerRegisters (Stream-K's 64-bit arithmetic
+/// needs more than lesson 13's loop).
 
 #include <cstdint>
 
+#include "common/hopper/cluster_tile.hpp"
 #include "common/hopper/persistent_tiles.hpp"
 #include "common/hopper/stream_k_workspace.hpp"
 #include "common/hopper/work_item.hpp"
+#include "common/schedule/raster.hpp"
 #include "common/schedule/stream_k.hpp"
 
 namespace gemm::hopper {
@@ -32,6 +39,7 @@ struct Schedule {
 struct DataParallelScheduler {
   static constexpr bool kCutsTiles = false;
   static constexpr int kProducerRegisters = 40;
+  static constexpr bool can_run(const StreamKPlan& plan) { return plan.sk_tiles == 0; }
   template <class Tile>
   GEMM_HOST_DEVICE static taught::PersistentClusterTiles<Tile> work_items(const Schedule& schedule,
                                                                           int64_t cluster,
@@ -47,9 +55,66 @@ struct StreamKScheduler {
   // (Lesson 14's producer ran in 56; with the epilogue loader beside it in the final kernel's
   // producer warpgroup, 56 leaves ptxas no slack, and a hand-out's stubs tip it into a spill.)
   static constexpr int kProducerRegisters = 64;
+  static constexpr bool can_run(const StreamKPlan&) { return true; }
   template <class Tile>
   GEMM_HOST_DEVICE static StreamKWorkItems<Tile> work_items(const Schedule& schedule,
                                                             int64_t cluster, uint32_t rank) {
+    return {schedule.plan, cluster, schedule.cluster_rows, schedule.tiles_n,
+            schedule.raster_group, rank};
+  }
+};
+
+/// The work items of cluster `cluster` in a split-K plan: with every tile cut into `parts` equal
+/// parts, worker w has exactly one item, part w % parts of tile w / parts (k-iterations
+/// unit * share .. unit * share + share); with no tile cut (a plan_split_k that found no split),
+/// whole tiles w, w + W, ... These are the items StreamKWorkItems walks for the same plan (the
+/// host test SplitKWorkItems.AreStreamKsForTheSamePlan), found with one 32-bit division: the
+/// first item is on every block's critical path, since no load starts before it. (A tile's
+/// k-iterations, and the workers, fit in 32 bits: the contract's K is below 2^30.)
+template <class Tile>
+struct SplitKWorkItems {
+  StreamKPlan plan;
+  int64_t cluster;                // this cluster of the persistent grid: worker `cluster`
+  int64_t cluster_rows, tiles_n;  // cluster tiles down, tiles across
+  int raster_group;               // the band width of the grouped order, in cluster rows
+  uint32_t rank;                  // this block's rank in its cluster
+
+  GEMM_HOST_DEVICE int64_t count() const {
+    return plan.sk_tiles == 0 ? data_parallel_count(plan, cluster) : 1;
+  }
+
+  GEMM_HOST_DEVICE WorkItem item(int64_t i) const {
+    int64_t tile = cluster + i * plan.workers;
+    int k_begin = 0, k_end = int(plan.k_iterations), unit = 0, units = 1;
+    if (plan.sk_tiles != 0) {
+      const int worker = int(cluster), share = int(plan.share);
+      units = int(plan.k_iterations) / share;
+      tile = worker / units;
+      unit = worker - int(tile) * units;
+      k_begin = unit * share;
+      k_end = k_begin + share;
+    }
+    const TileOrigin origin = cluster_tile_origin<Tile>(
+        grouped_tile(tile, cluster_rows, tiles_n, raster_group), rank);
+    return {origin.row0, origin.col0, k_begin, k_end, unit, units,
+            StreamKWorkspace<Tile>::slot(tile, rank)};
+  }
+};
+
+struct SplitKScheduler {
+  static constexpr bool kCutsTiles = true;
+  static constexpr int kProducerRegisters = StreamKScheduler::kProducerRegisters;
+  // A plan of plan_split_k: no tile cut, or every tile cut into the same number of equal parts,
+  // one per worker.
+  static constexpr bool can_run(const StreamKPlan& plan) {
+    return plan.sk_tiles == 0 ||
+           (plan.sk_tiles == plan.tiles && plan.longer == 0 && plan.share > 0 &&
+            plan.k_iterations % plan.share == 0 &&
+            plan.workers == plan.tiles * (plan.k_iterations / plan.share));
+  }
+  template <class Tile>
+  GEMM_HOST_DEVICE static SplitKWorkItems<Tile> work_items(const Schedule& schedule,
+                                                           int64_t cluster, uint32_t rank) {
     return {schedule.plan, cluster, schedule.cluster_rows, schedule.tiles_n,
             schedule.raster_group, rank};
   }
