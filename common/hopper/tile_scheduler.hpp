@@ -13,14 +13,22 @@
 ///                           same items as Stream-K's for that plan, worked out with one 32-bit
 ///                           division where Stream-K's general plan takes a dozen of 64 bits
 ///
-/// All take the same run-time Schedule (the plan and the tile grid), and say which plans they can
-/// run (can_run); a scheduler's producer keeps kProducerRegisters (Stream-K's 64-bit arithmetic
-/// needs more than lesson 13's loop).
+/// All take the same run-time Schedule (the plan and the tile grid), and each is the one piece that
+/// knows how its plans cut tiles:
+///   can_run(plan)          whether it runs a plan (the launch asks)
+///   work_items<Tile>       the items of one cluster, for the producer
+///   Workspace<Tile>        where the parts of a cut tile meet (bytes(plan), in(memory, plan)):
+///                          nothing for whole tiles
+///   fixup<Tile>            what the consumers do with an item after its MMAs: whether it stores
+///                          the tile (lesson 14's fixup for the parts of a cut one)
+/// A scheduler's producer keeps kProducerRegisters (Stream-K's 64-bit arithmetic needs more than
+/// lesson 13's loop).
 
 #include <cstdint>
 
 #include "common/hopper/cluster_tile.hpp"
 #include "common/hopper/persistent_tiles.hpp"
+#include "common/hopper/stream_k_fixup.hpp"
 #include "common/hopper/stream_k_workspace.hpp"
 #include "common/hopper/work_item.hpp"
 #include "common/schedule/raster.hpp"
@@ -36,10 +44,42 @@ struct Schedule {
   int raster_group;           // the band width of the grouped order, in cluster rows
 };
 
+/// The workspace of a scheduler that cuts no tile: none.
+struct NoWorkspace {
+  static constexpr size_t bytes(const StreamKPlan&) { return 0; }
+  static constexpr size_t flag_bytes(const StreamKPlan&) { return 0; }
+  static NoWorkspace in(void*, const StreamKPlan&) { return {}; }
+};
+
+/// The fixup of the schedulers that cut tiles (Stream-K, split-K): lesson 14's, in the workspace
+/// where the parts meet.
+struct CutTiles {
+  static constexpr bool kCutsTiles = true;
+  template <class Tile>
+  using Workspace = StreamKWorkspace<Tile>;
+#if defined(__CUDACC__)
+  template <class Tile>
+  __device__ static bool fixup(const Workspace<Tile>& workspace, const WorkItem& item,
+                               float (&accumulator)[Tile::kRowBlocks][Tile::kBlockN / 2]) {
+    return taught::stream_k_fixup<Tile>(workspace, item, accumulator);
+  }
+#endif
+};
+
 struct DataParallelScheduler {
   static constexpr bool kCutsTiles = false;
   static constexpr int kProducerRegisters = 40;
   static constexpr bool can_run(const StreamKPlan& plan) { return plan.sk_tiles == 0; }
+  template <class Tile>
+  using Workspace = NoWorkspace;
+#if defined(__CUDACC__)
+  // Every item is a whole tile, and stores it.
+  template <class Tile>
+  __device__ static bool fixup(const NoWorkspace&, const WorkItem&,
+                               float (&)[Tile::kRowBlocks][Tile::kBlockN / 2]) {
+    return true;
+  }
+#endif
   template <class Tile>
   GEMM_HOST_DEVICE static taught::PersistentClusterTiles<Tile> work_items(const Schedule& schedule,
                                                                           int64_t cluster,
@@ -50,8 +90,7 @@ struct DataParallelScheduler {
   }
 };
 
-struct StreamKScheduler {
-  static constexpr bool kCutsTiles = true;
+struct StreamKScheduler : CutTiles {
   // (Lesson 14's producer ran in 56; with the epilogue loader beside it in the final kernel's
   // producer warpgroup, 56 leaves ptxas no slack, and a hand-out's stubs tip it into a spill.)
   static constexpr int kProducerRegisters = 64;
@@ -101,8 +140,7 @@ struct SplitKWorkItems {
   }
 };
 
-struct SplitKScheduler {
-  static constexpr bool kCutsTiles = true;
+struct SplitKScheduler : CutTiles {
   static constexpr int kProducerRegisters = StreamKScheduler::kProducerRegisters;
   // A plan of plan_split_k: no tile cut, or every tile cut into the same number of equal parts,
   // one per worker.
