@@ -26,12 +26,10 @@
 
 #include <cstdint>
 
-#include "common/hopper/cluster_tile.hpp"
 #include "common/hopper/persistent_tiles.hpp"
 #include "common/hopper/stream_k_fixup.hpp"
 #include "common/hopper/stream_k_workspace.hpp"
 #include "common/hopper/work_item.hpp"
-#include "common/schedule/raster.hpp"
 #include "common/schedule/stream_k.hpp"
 
 namespace gemm::hopper {
@@ -123,20 +121,20 @@ struct SplitKWorkItems {
   }
 
   GEMM_HOST_DEVICE WorkItem item(int64_t i) const {
-    int64_t tile = cluster + i * plan.workers;
-    int k_begin = 0, k_end = int(plan.k_iterations), unit = 0, units = 1;
+    StreamKWork work;  // a whole tile: worker w's i-th, w + i W
+    work.tile = cluster + i * plan.workers;
+    work.k_end = plan.k_iterations;
     if (plan.sk_tiles != 0) {
       const int worker = int(cluster), share = int(plan.share);
-      units = int(plan.k_iterations) / share;
-      tile = worker / units;
-      unit = worker - int(tile) * units;
-      k_begin = unit * share;
-      k_end = k_begin + share;
+      const int parts = int(plan.k_iterations) / share;
+      const int tile = worker / parts, part = worker - tile * parts;
+      work.tile = tile;
+      work.unit = part;
+      work.units = parts;
+      work.k_begin = part * share;
+      work.k_end = work.k_begin + share;
     }
-    const TileOrigin origin = cluster_tile_origin<Tile>(
-        grouped_tile(tile, cluster_rows, tiles_n, raster_group), rank);
-    return {origin.row0, origin.col0, k_begin, k_end, unit, units,
-            StreamKWorkspace<Tile>::slot(tile, rank)};
+    return work_item_of<Tile>(work, cluster_rows, tiles_n, raster_group, rank);
   }
 };
 
