@@ -3,8 +3,8 @@
 /// work items that the producer posts, in the two ways of sharing them that the course teaches.
 ///
 ///   cooperative (lesson 10)  every warpgroup takes every item: its 64 rows of the tile. Then the
-///                            Stream-K fixup (lesson 14), among all of them, and the epilogue of
-///                            its rows.
+///                            scheduler's fixup (lesson 14's, where it cuts tiles), among all of
+///                            them, and the epilogue of its rows.
 ///   ping-pong (lesson 11)    the two warpgroups take the items in turns, warpgroup w those at
 ///                            positions w, w + 2, ...: a whole tile each. A 2 x 2 ordered barrier
 ///                            makes them alternate: one issues its MMAs while the other runs its
@@ -20,7 +20,6 @@
 
 #include <cstdint>
 
-#include "common/hopper/stream_k_fixup.hpp"
 #include "common/hopper/work_item.hpp"
 #include "common/ptx/mbarrier.hpp"
 #include "common/schedule/pipeline_state.hpp"
@@ -71,8 +70,8 @@ __device__ void run_cooperative_consumer(typename Kernel::SharedStorage& shared,
     const auto pending = Mainloop::template issue_mmas<Tile>(
         shared.pipeline, shared.ring, params.mainloop, accumulator, first_row, item, read_state);
     Mainloop::template drain<Tile>(shared.pipeline, accumulator, pending);
-    if constexpr (Kernel::Scheduler::kCutsTiles)  // lesson 14: only the last part stores
-      if (!taught::stream_k_fixup<Tile>(params.workspace, item, accumulator)) continue;
+    // The scheduler's fixup: of a tile cut into parts, only the last stores (lesson 14).
+    if (!Kernel::Scheduler::template fixup<Tile>(params.workspace, item, accumulator)) continue;
     Epilogue::store_item(shared.epilogue, shared.epilogue_buffers, params.epilogue, accumulator,
                          warpgroup, first_row, item, stored, stored);
     ++stored;

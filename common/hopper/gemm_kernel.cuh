@@ -7,8 +7,9 @@
 ///   Mainloop    the producer's loads and the math warpgroups' MMAs over a work item's k-range:
 ///               bf16 (common/hopper/mainloop_bf16.hpp) or lesson 18's e4m3 with block scales
 ///   Epilogue    what becomes of a finished tile: lesson 15's TMA-store epilogue, plain or fused
-///   Scheduler   which work items each cluster of the persistent grid computes
-///               (common/hopper/tile_scheduler.hpp): whole tiles (lesson 13), or Stream-K (lesson 14)
+///   Scheduler   which work items each cluster of the persistent grid computes, and how the parts
+///               of a cut tile meet (common/hopper/tile_scheduler.hpp): whole tiles (lesson 13),
+///               Stream-K (lesson 14) or split-K (lesson 16)
 ///   Launch      how the launch follows the kernel ahead (common/hopper/launch_policy.hpp): in
 ///               stream order, or lesson 17's dependent launch
 /// and, chosen at run time, the schedule that the scheduler works through: a Stream-K plan, which
@@ -21,7 +22,7 @@
 ///     work item to the math warpgroups and the epilogue, and loads the item's slices (lessons
 ///     12-14); its thread 32 is the epilogue's loader (C and the bias, lesson 15);
 ///   - the math warpgroups take the registers, then run the consumers of their kind
-///     (common/hopper/consumers.hpp): MMAs, the Stream-K fixup, the epilogue.
+///     (common/hopper/consumers.hpp): MMAs, the scheduler's fixup, the epilogue.
 /// The host side (Configured) sizes the persistent grid from the GPU, makes the schedule and
 /// launches; a lesson's configurations are Configured kernels.
 
@@ -37,7 +38,6 @@
 #include "common/hopper/kernel_tile.hpp"
 #include "common/hopper/launch_policy.hpp"
 #include "common/hopper/producer_tail.hpp"
-#include "common/hopper/stream_k_workspace.hpp"
 #include "common/hopper/tile_scheduler.hpp"
 #include "common/hopper/tile_shape.hpp"
 #include "common/hopper/work_queue.hpp"
@@ -88,7 +88,8 @@ struct Kernel {
     typename Mainloop::Params mainloop;
     typename Epilogue::Params epilogue;
     Schedule schedule;
-    StreamKWorkspace<Tile> workspace;  // Stream-K's, where its parts meet
+    // Where the parts of a cut tile meet: the scheduler's (nothing for whole tiles).
+    typename Scheduler::template Workspace<Tile> workspace;
   };
 };
 
@@ -162,6 +163,7 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
 template <class K>
 struct Configured {
   using Tile = typename K::Tile;
+  using Workspace = typename K::Scheduler::template Workspace<Tile>;
   static_assert(K::kSharedBytes <= int(kMaxSharedBytesPerBlock),
                 "the tile's stages and buffers do not fit in a block's shared memory");
   static constexpr KernelShape kShape{Tile::kBlockM,
@@ -189,21 +191,20 @@ struct Configured {
     return plan_schedule(shape, problem, workers());
   }
 
-  // One launch on the schedule `plan`, with the workspace its Stream-K part needs. A plan that cuts
+  // One launch on the schedule `plan`, with the workspace its cut tiles need. A plan that cuts
   // tiles asks for all of its clusters resident at once (a part waits for parts of other clusters:
   // lesson 14); a data-parallel one lets the hardware start clusters as SMs free up.
   static void launch(const GemmArgs& args, const StreamKPlan& plan, cudaStream_t stream,
                      int raster_group = 8) {
-    if (!K::Scheduler::kCutsTiles && plan.sk_tiles != 0)
-      throw std::logic_error("a data-parallel kernel was handed a Stream-K plan");
+    if (!K::Scheduler::can_run(plan))
+      throw std::logic_error("a kernel was handed a plan its tile scheduler cannot run");
     const auto& p = args.problem;
     typename K::Params params;
     params.mainloop = K::Mainloop::template make_params<Tile>(args);
     params.epilogue = K::Epilogue::make_params(args);
     params.schedule = {plan, int(ceil_div<int64_t>(p.m, Tile::kBlockM * Tile::kClusterM)),
                        int(ceil_div<int64_t>(p.n, Tile::kBlockN)), raster_group};
-    // (Data-parallel: no workspace, and the fixup never runs.)
-    params.workspace = StreamKWorkspace<Tile>::in(args.workspace, plan);
+    params.workspace = Workspace::in(args.workspace, plan);
     allow_dynamic_shared_memory<gemm_kernel<K>>(K::kSharedBytes);
     launch_clusters(gemm_kernel<K>, unsigned(plan.workers * Tile::kClusterM), Tile::kClusterM,
                     Tile::kThreads, K::kSharedBytes,
@@ -211,13 +212,12 @@ struct Configured {
                     K::Launch::kAfterPrerequisite, stream, params);
   }
 
-  // The workspace of a schedule: a flag and a tile of partial sums per block tile of its Stream-K
-  // part, of which the flags must be zero when a launch starts and are zero when it ends.
-  static size_t workspace_bytes(const StreamKPlan& plan) {
-    return StreamKWorkspace<Tile>::bytes(plan);
-  }
+  // The workspace of a schedule, the scheduler's: for one that cuts tiles, a flag and a tile of
+  // partial sums per block tile of the cut part, of which the flags must be zero when a launch
+  // starts and are zero when it ends; none for whole tiles.
+  static size_t workspace_bytes(const StreamKPlan& plan) { return Workspace::bytes(plan); }
   static size_t workspace_flag_bytes(const StreamKPlan& plan) {
-    return StreamKWorkspace<Tile>::flag_bytes(plan);
+    return Workspace::flag_bytes(plan);
   }
 };
 

@@ -44,6 +44,19 @@ struct StreamKWorkspace {
   }
 };
 
+// This block's work item for `work`, a part of a cluster tile numbered in the grouped order
+// (lesson 13) of cluster_rows x tiles_n cluster tiles: its tile's origin, its k-range and part, and
+// its workspace slot.
+template <class Tile>
+GEMM_HOST_DEVICE WorkItem work_item_of(const StreamKWork& work, int64_t cluster_rows,
+                                       int64_t tiles_n, int raster_group, uint32_t rank) {
+  const TileOrigin origin = cluster_tile_origin<Tile>(
+      grouped_tile(work.tile, cluster_rows, tiles_n, raster_group), rank);
+  return {origin.row0,     origin.col0,    int(work.k_begin),
+          int(work.k_end), int(work.unit), int(work.units),
+          StreamKWorkspace<Tile>::slot(work.tile, rank)};
+}
+
 // The work items of cluster `cluster` in a Stream-K plan: its Stream-K units (parts of tiles),
 // then its whole tiles (common/schedule/stream_k.hpp). Tile numbers are positions in the grouped
 // order (lesson 13); both blocks of a cluster walk the same items, each its own tile row of every
@@ -59,12 +72,8 @@ struct StreamKWorkItems {
   GEMM_HOST_DEVICE int64_t count() const { return stream_k_work_count(plan, cluster); }
 
   GEMM_HOST_DEVICE WorkItem item(int64_t i) const {
-    const StreamKWork work = stream_k_work(plan, cluster, i);
-    const TileOrigin origin = cluster_tile_origin<Tile>(
-        grouped_tile(work.tile, cluster_rows, tiles_n, raster_group), rank);
-    return {origin.row0,     origin.col0,      int(work.k_begin),
-            int(work.k_end), int(work.unit),   int(work.units),
-            StreamKWorkspace<Tile>::slot(work.tile, rank)};
+    return work_item_of<Tile>(stream_k_work(plan, cluster, i), cluster_rows, tiles_n,
+                              raster_group, rank);
   }
 };
 

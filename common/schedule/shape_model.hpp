@@ -37,15 +37,15 @@ struct MachineCosts {
   double stream_k_unit_ns;        // per Stream-K unit and fixup step: waiting for other parts
 };
 inline constexpr MachineCosts kH100Costs{
-    .macs_per_ns_per_sm = 3051.0,
-    .wgmma_extra_columns = 0.8,
-    .l2_bytes_per_ns_per_sm = 84.0,
-    .load_latency_ns = 1802.0,
+    .macs_per_ns_per_sm = 3094.0,
+    .wgmma_extra_columns = 0.0,
+    .l2_bytes_per_ns_per_sm = 77.7,
+    .load_latency_ns = 1745.0,
     .dram_bytes_per_ns = 2916.0,
     .overlap_power = 4.0,
-    .launch_ns = 7829.0,
-    .subtile_ns = 170.7,
-    .stream_k_unit_ns = 2635.0,
+    .launch_ns = 7802.0,
+    .subtile_ns = 186.5,
+    .stream_k_unit_ns = 2528.0,
 };
 // The H200 SXM's, fitted to its own oracle (profiles/sweeps/configs_16_h200.csv): the H100's die
 // with a faster memory, which under the same 700 W cap runs its tensor cores at a lower clock.

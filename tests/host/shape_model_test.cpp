@@ -63,10 +63,13 @@ TEST(ShapeModel, AnIterationIsBoundByTheTensorCoresByL2OrByTheLoadsLatency) {
                         kH100Costs.macs_per_ns_per_sm;
   EXPECT_DOUBLE_EQ(gemm::taught::iteration_ns(wide, fast_l2), mma_ns);
   EXPECT_DOUBLE_EQ(gemm::taught::tensor_core_ns(wide, kH100Costs), mma_ns);
-  // A narrow tile runs below the full rate: a 64-column tile's MMAs take more than a quarter of
-  // a 256-column tile's.
+  // With a fixed cost per wgmma (the fits put it at a column or less), a narrow tile runs below
+  // the full rate: a 64-column tile's MMAs take more than a quarter of a 256-column tile's.
+  gemm::taught::MachineCosts fixed_cost = kH100Costs;
+  fixed_cost.wgmma_extra_columns = 0.8;
   const KernelShape narrow{128, 64, 2, 8};
-  EXPECT_GT(gemm::taught::tensor_core_ns(narrow, kH100Costs), mma_ns / 4);
+  EXPECT_GT(gemm::taught::tensor_core_ns(narrow, fixed_cost),
+            gemm::taught::tensor_core_ns(wide, fixed_cost) / 4);
   // The latency: a slice's loads take load_latency_ns, and `stages` of them are in flight.
   gemm::taught::MachineCosts slow_loads = fast_l2;
   slow_loads.load_latency_ns = 1e6;
