@@ -472,7 +472,11 @@ class Lesson16BenchTables(unittest.TestCase):
         return rows
 
     def check_shapes(self, header, data, figures_of):
-        by_label = {shape_label(row): row for row in self.plain_rows(data)}
+        # A shape of the standard sweep that is also a workload (8192^3) is timed twice: the table
+        # gives the first run, the standard sweep's.
+        by_label = {}
+        for row in self.plain_rows(data):
+            by_label.setdefault(shape_label(row), row)
         lines = table_after(LESSON_16, header)[2:]
         self.assertGreater(len(lines), 0)
         for line in lines:
@@ -513,13 +517,13 @@ class Lesson16BenchTables(unittest.TestCase):
 
     def test_h200_workloads(self):
         self.check_workloads(SWEEPS / "bench_16_h200.csv",
-                             "lowest 0.880 at 1792^3; two below 0.90. The workload set, ratio to "
+                             "lowest 0.886 at 1792^3; one below 0.90. The workload set, ratio to "
                              "cuBLAS per layer:")
 
 
     def test_h200_decode_rows_before_and_after_the_short_box(self):
         before = {(int(row["m"]), int(row["n"]), int(row["k"])): float(row["ratio"])
-                  for row in self.plain_rows(SWEEPS / "bench_16_h200.csv")}
+                  for row in self.plain_rows(SWEEPS / "bench_16_h200_7dba6e5.csv")}
         after = {(int(row["m"]), int(row["n"]), int(row["k"])): float(row["ratio"])
                  for row in self.plain_rows(SWEEPS / "bench_15_16_h200_0d1d1d4.csv")
                  if row["lesson"] == "16"}
