@@ -721,5 +721,75 @@ class Fp8StandardTable(unittest.TestCase):
                       f"{max(float(row['error_over_allowed']) for row in measured):.3f}", text)
 
 
+class Fp8ProfileTable(unittest.TestCase):
+    """Lesson 18's profile table: each row a curated metric of the committed H200 references of
+    lessons 15 and 18 (profiles/reference/h200/), in the unit the row shows."""
+
+    HEADER = "| what | lesson 15 (bf16, 128 x 256) | lesson 18 (e4m3, 128 x 128) |"
+    REFERENCES = REPOSITORY / "profiles" / "reference" / "h200"
+    ROWS = {  # the row's label: the metric, and how its value is shown
+        "kernel duration": ("gpu__time_duration.sum", lambda v: f"{v / 1000:.1f} us"),
+        "bytes read from DRAM": ("dram__bytes_read.sum", lambda v: f"{v / 1e6:.1f} MB"),
+        "L2 hit rate": ("lts__t_sector_hit_rate.pct", lambda v: f"{v:.1f}%"),
+        "tensor pipe busy, of the active cycles": (
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+            lambda v: f"{v:.1f}%"),
+        "FMA pipe busy, of the active cycles": (
+            "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", lambda v: f"{v:.1f}%"),
+        "instructions executed": ("smsp__inst_executed.sum", lambda v: f"{v / 1e6:.1f} M"),
+        "instructions per cycle": ("sm__inst_issued.avg.per_cycle_active", lambda v: f"{v:.2f}"),
+        "global-load sectors requested at L1": (
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", lambda v: f"{v:,.0f}"),
+        "shared-memory load wavefronts": (
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", lambda v: f"{v:,.0f}"),
+        "stall: fixed-latency wait, per issued instruction": (
+            "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", lambda v: f"{v:.2f}"),
+        "stall: math pipe throttle, per issued instruction": (
+            "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+            lambda v: f"{v:.2f}"),
+    }
+
+    def metrics(self, lesson):
+        path = self.REFERENCES / f"lesson{lesson}.csv"
+        lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
+        return {row["metric"]: float(row["value"]) for row in csv.DictReader(lines)}
+
+    def test_rows(self):
+        needs(LESSON_18, self.REFERENCES / "lesson15.csv", self.REFERENCES / "lesson18.csv")
+        bf16, fp8 = self.metrics(15), self.metrics(18)
+        lines = table_after(LESSON_18, self.HEADER)[2:]
+        self.assertEqual(len(lines), len(self.ROWS))
+        for line in lines:
+            label = cells_of(line)[0]
+            self.assertIn(label, self.ROWS, line)
+            metric, shown = self.ROWS[label]
+            self.assertEqual(line, table_line([label, shown(bf16[metric]), shown(fp8[metric])]))
+
+
+class Fp8ClusterSentence(unittest.TestCase):
+    """Lesson 18's "Which configuration": one block against clusters of two, each timed alone, from
+    fp8_18_standard_h200_e72a132.csv."""
+
+    DATA = SWEEPS / "fp8_18_standard_h200_e72a132.csv"
+
+    def test_the_sentence(self):
+        needs(LESSON_18, self.DATA)
+        rows = read_rows(self.DATA)
+        gains = [float(row["alone_128x128_c1"]) / float(row["alone_128x128_c2"]) - 1
+                 for row in rows]
+        faster = [gain for gain in gains if gain > 0]
+        by_shape = {shape_label(row): row for row in rows}
+
+        def pair(shape):
+            row = by_shape[shape]
+            return f"{float(row['alone_128x128_c1']):.3f} against {float(row['alone_128x128_c2']):.3f}"
+
+        text = " ".join(LESSON_18.read_text().split())
+        self.assertIn(f"on {len(faster)} of the {len(rows)} shapes, by "
+                      f"{min(faster) * 100:.1f}-{max(faster) * 100:.1f}% (4096^3: {pair('4096^3')} "
+                      f"of cuBLASLt; 8192^3: {pair('8192^3')}), and slower at 3000 x 5000 x 4000 "
+                      f"({pair('3000 x 5000 x 4000')})", text)
+
+
 if __name__ == "__main__":
     unittest.main()
