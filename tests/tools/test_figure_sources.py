@@ -791,5 +791,86 @@ class Fp8ClusterSentence(unittest.TestCase):
                       f"({pair('3000 x 5000 x 4000')})", text)
 
 
+class Lesson16H200Sentences(unittest.TestCase):
+    """The sentences under lesson 16's H200 bench tables: geometric means, lows and the decode
+    rows' DRAM rates, from bench_16_h200.csv (`gemm_bench --shapes standard,held_out,workloads`
+    writes the 13 standard shapes, then the 10 held out, then the 64 of the workload set)."""
+
+    DATA = SWEEPS / "bench_16_h200.csv"
+    COPY_TB_PER_S = 4.275  # what a copy reaches on the H200 (docs/hardware.md, section 10)
+    COUNTS = {0: "none", 1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+
+    def setUp(self):
+        needs(LESSON_16, self.DATA)
+        self.rows = read_rows(self.DATA)
+        plain = [row for row in self.rows if row["epilogue"] == "plain"]
+        self.assertEqual(len(plain), 13 + 10 + 64)
+        self.standard, self.held_out, self.workloads = plain[:13], plain[13:23], plain[23:]
+        self.text = " ".join(LESSON_16.read_text().split())
+
+    @staticmethod
+    def summary(rows):
+        """(geometric mean, the lowest ratio, its shape) of `rows`."""
+        lowest = min(rows, key=lambda row: float(row["ratio"]))
+        return (f"{geometric_mean(row['ratio'] for row in rows):.3f}",
+                rounded(lowest["ratio"], 3), shape_label(lowest))
+
+    def test_standard_and_held_out(self):
+        mean, low, at = self.summary(self.standard)
+        self.assertIn(f"Geometric mean over the 13 standard shapes: **{mean}** of cuBLAS, lowest "
+                      f"{low} at {at} ", self.text)
+        large = [row for row in self.standard if int(row["m"]) >= 2048 and int(row["n"]) >= 2048]
+        self.assertIn(f"the {len(large)} with M and N of at least 2048: "
+                      f"**{self.summary(large)[0]}**", self.text)
+        long_k = next(row for row in self.standard if shape_label(row) == "1024 x 1024 x 16384")
+        self.assertIn(f"runs **{rounded(long_k['ratio'], 3)}** of cuBLAS", self.text)
+        mean, low, at = self.summary(self.held_out)
+        below = sum(float(row["ratio"]) < 0.90 for row in self.held_out)
+        self.assertIn(f"The held-out shapes: **{mean}**, lowest {low} at {at}; "
+                      f"{self.COUNTS[below]} below 0.90.", self.text)
+
+    def test_workloads_and_fused(self):
+        decode = [row for row in self.workloads if int(row["m"]) <= 64]
+        mean, low, at = self.summary(decode)
+        self.assertIn(f"Geometric mean **{self.summary(self.workloads)[0]}** over the "
+                      f"{len(self.workloads)} workload shapes; **{mean}** over the {len(decode)} "
+                      f"decode rows of 16-64 tokens, lowest {low} at {at};", self.text)
+        fused = {}
+        for epilogue in ("D = A*B^T + 1 * C", "D = gelu(A*B^T + bias)"):
+            fused[epilogue] = self.summary([row for row in self.rows
+                                            if row["epilogue"] == epilogue])
+        with_c, gelu = fused["D = A*B^T + 1 * C"], fused["D = gelu(A*B^T + bias)"]
+        self.assertIn(f"+ C **{with_c[0]}** (lowest {with_c[1]} at {with_c[2]},", self.text)
+        self.assertIn(f"gelu(+ bias) **{gelu[0]}** (lowest {gelu[1]} at {gelu[2]})", self.text)
+
+    def test_decode_dram_rates(self):
+        decode = [row for row in self.workloads if int(row["m"]) <= 64]
+
+        def rate(row, column):  # TB/s: A, B and D once, over the median time
+            m, n, k = int(row["m"]), int(row["n"]), int(row["k"])
+            return (m * k + n * k + m * n) * 2 / (float(row[column]) * 1e-3) / 1e12
+
+        def span(layers, column):
+            rates = [rate(row, column) for row in decode
+                     if (int(row["n"]), int(row["k"])) in layers]
+            return f"{min(rates):.2f}-{max(rates):.2f}"
+
+        groups = ({(4096, 4096), (6144, 4096)}, {(8192, 8192), (10240, 8192), (4096, 14336)},
+                  {(28672, 4096)}, {(57344, 8192), (8192, 28672)})
+        lesson = [span(group, "lesson_median_ms") for group in groups]
+        cublas = [span(group, "reference_median_ms") for group in groups]
+        self.assertIn(f"at {lesson[0]} TB/s, the 8192-wide and the 4096 x 14336 ones (118-170 MB) "
+                      f"at {lesson[1]}, 16-64 x 28672 x 4096 at {lesson[2]}, and the two largest "
+                      f"(471-948 MB) at {lesson[3]} TB/s; cuBLAS at {cublas[0]}, {cublas[1]}, "
+                      f"{cublas[2]} and {cublas[3]}.", self.text)
+
+        def share(column):
+            rates = [rate(row, column) / self.COPY_TB_PER_S * 100 for row in decode]
+            return f"{min(rates):.0f}-{max(rates):.0f}%"
+
+        self.assertIn(f"that is {share('lesson_median_ms')} for the lesson and "
+                      f"{share('reference_median_ms')} for cuBLAS", self.text)
+
+
 if __name__ == "__main__":
     unittest.main()
