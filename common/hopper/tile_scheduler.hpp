@@ -108,13 +108,11 @@ struct StreamKScheduler : CutTiles {
 /// host test SplitKWorkItems.AreStreamKsForTheSamePlan), found with one 32-bit division: the
 /// first item is on every block's critical path, since no load starts before it. (A tile's
 /// k-iterations, and the workers, fit in 32 bits: the contract's K is below 2^30.)
+// It holds what Stream-K's walk of the plan holds, and answers count() and item(i) in its own way.
 template <class Tile>
-struct SplitKWorkItems {
-  StreamKPlan plan;
-  int64_t cluster;                // this cluster of the persistent grid: worker `cluster`
-  int64_t cluster_rows, tiles_n;  // cluster tiles down, tiles across
-  int raster_group;               // the band width of the grouped order, in cluster rows
-  uint32_t rank;                  // this block's rank in its cluster
+struct SplitKWorkItems : StreamKWorkItems<Tile> {
+  using StreamKWorkItems<Tile>::plan;
+  using StreamKWorkItems<Tile>::cluster;
 
   GEMM_HOST_DEVICE int64_t count() const {
     return plan.sk_tiles == 0 ? data_parallel_count(plan, cluster) : 1;
@@ -134,7 +132,8 @@ struct SplitKWorkItems {
       work.k_begin = part * share;
       work.k_end = work.k_begin + share;
     }
-    return work_item_of<Tile>(work, cluster_rows, tiles_n, raster_group, rank);
+    return work_item_of<Tile>(work, this->cluster_rows, this->tiles_n, this->raster_group,
+                              this->rank);
   }
 };
 
@@ -151,8 +150,7 @@ struct SplitKScheduler : CutTiles {
   template <class Tile>
   GEMM_HOST_DEVICE static SplitKWorkItems<Tile> work_items(const Schedule& schedule,
                                                            int64_t cluster, uint32_t rank) {
-    return {schedule.plan, cluster, schedule.cluster_rows, schedule.tiles_n,
-            schedule.raster_group, rank};
+    return {StreamKScheduler::work_items<Tile>(schedule, cluster, rank)};
   }
 };
 

@@ -35,9 +35,9 @@ void expect_stream_k_items(int64_t tiles_m, int64_t tiles_n, int64_t k_iteration
   ASSERT_TRUE(SplitKScheduler::can_run(plan));
   for (int64_t cluster = 0; cluster < plan.workers; ++cluster)
     for (uint32_t rank = 0; rank < uint32_t(Tile::kClusterM); ++rank) {
-      const gemm::hopper::SplitKWorkItems<Tile> split{plan, cluster, tiles_m, tiles_n, 8, rank};
       const gemm::hopper::StreamKWorkItems<Tile> stream_k{plan, cluster, tiles_m, tiles_n, 8,
                                                           rank};
+      const gemm::hopper::SplitKWorkItems<Tile> split{stream_k};
       ASSERT_EQ(split.count(), stream_k.count());
       for (int64_t i = 0; i < split.count(); ++i) {
         SCOPED_TRACE(testing::Message() << tiles_m << " x " << tiles_n << " tiles, K "
