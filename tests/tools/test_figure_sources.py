@@ -17,7 +17,8 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPOSITORY / "profiles"))
 
-import layer_table  # noqa: E402  (after the path is set)
+import compare  # noqa: E402  (after the path is set)
+import layer_table  # noqa: E402
 
 SWEEPS = REPOSITORY / "profiles" / "sweeps"
 RESULTS_H100 = REPOSITORY / "docs" / "results" / "h100.csv"  # make bench's, the ladder's figures
@@ -749,21 +750,18 @@ class Fp8ProfileTable(unittest.TestCase):
             lambda v: f"{v:.2f}"),
     }
 
-    def metrics(self, lesson):
-        path = self.REFERENCES / f"lesson{lesson}.csv"
-        lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
-        return {row["metric"]: float(row["value"]) for row in csv.DictReader(lines)}
-
     def test_rows(self):
         needs(LESSON_18, self.REFERENCES / "lesson15.csv", self.REFERENCES / "lesson18.csv")
-        bf16, fp8 = self.metrics(15), self.metrics(18)
+        bf16, fp8 = (compare.read_reference(self.REFERENCES / f"lesson{lesson}.csv", lesson)
+                     for lesson in ("15", "18"))
         lines = table_after(LESSON_18, self.HEADER)[2:]
         self.assertEqual(len(lines), len(self.ROWS))
         for line in lines:
             label = cells_of(line)[0]
             self.assertIn(label, self.ROWS, line)
             metric, shown = self.ROWS[label]
-            self.assertEqual(line, table_line([label, shown(bf16[metric]), shown(fp8[metric])]))
+            self.assertEqual(line, table_line([label, shown(bf16.number(metric)),
+                                               shown(fp8.number(metric))]))
 
 
 class Fp8ClusterSentence(unittest.TestCase):
