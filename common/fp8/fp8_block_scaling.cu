@@ -1,5 +1,8 @@
 #include "common/fp8/fp8_block_scaling.hpp"
 
+#include <cstdint>
+
+#include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
 #include "common/cuda_check.hpp"
@@ -54,41 +57,91 @@ __device__ e4m3 quantized(float value, float scale) {
   return result;
 }
 
-// One thread block per block of `block_rows` x 128 values (rows and K clipped to the matrix): its
-// amax, its scale, then its values. scale_index(row block, k block) says where the scale goes.
-template <class ScaleIndex>
-__global__ void quantize_blocks_kernel(const bf16* matrix, int64_t rows, int64_t k, int block_rows,
-                                       e4m3* values, float* scales, ScaleIndex scale_index) {
-  const int64_t k_blocks = (k + kBlock - 1) / kBlock;
-  const int64_t row_block = blockIdx.x / k_blocks, k_block = blockIdx.x % k_blocks;
-  const int64_t first_row = row_block * block_rows, first_k = k_block * kBlock;
-  const int64_t last_row = min(rows, first_row + block_rows), last_k = min(k, first_k + kBlock);
-  const int64_t width = last_k - first_k, count = (last_row - first_row) * width;
-  float amax = 0.0f;
-  for (int64_t i = threadIdx.x; i < count; i += kThreads)
-    amax = fmaxf(amax, fabsf(__bfloat162float(matrix[(first_row + i / width) * k + first_k + i % width])));
-  const float scale = scale_for(block_amax(amax));
-  for (int64_t i = threadIdx.x; i < count; i += kThreads) {
-    const int64_t at = (first_row + i / width) * k + first_k + i % width;
-    values[at] = quantized(__bfloat162float(matrix[at]), scale);
-  }
-  if (threadIdx.x == 0) scales[scale_index(row_block, k_block)] = scale;
+// The two quantizers read each value once and move it in wide accesses: a block's values stay in
+// registers from the load that finds the block's amax to the store of their e4m3. A ragged K ends
+// in a block shorter by a multiple of 16 values (the contract's K % 16 == 0), so every group of 4
+// or 8 values a thread loads is wholly inside K or wholly outside it.
+
+// The e4m3 of four values, packed in the order they lie in memory (the first in the low byte).
+__device__ uint32_t quantized_four(const float (&x)[4], float scale) {
+  uint32_t packed = 0;
+  for (int i = 0; i < 4; ++i) packed |= uint32_t(quantized(x[i], scale).__x) << (8 * i);
+  return packed;
 }
 
-// A's scales: the row of K block kb holds one per row of A (BlockScaledOperands::a_scales).
-struct AScaleIndex {
-  int64_t scale_rows;
-  __device__ int64_t operator()(int64_t row, int64_t k_block) const {
-    return k_block * scale_rows + row;
+// The four bf16 of an 8-byte word, as floats, the first from the low half.
+__device__ void unpack_four(const uint2& word, float (&x)[4]) {
+  const __nv_bfloat162 low = *reinterpret_cast<const __nv_bfloat162*>(&word.x);
+  const __nv_bfloat162 high = *reinterpret_cast<const __nv_bfloat162*>(&word.y);
+  x[0] = __low2float(low);
+  x[1] = __high2float(low);
+  x[2] = __low2float(high);
+  x[3] = __high2float(high);
+}
+
+// A in blocks of 1 x 128: one warp per block, 4 values per lane (one 8-byte load), the amax
+// reduced across the warp, then 4 e4m3 per lane (one 4-byte store). The scale goes where
+// BlockScaledOperands::a_scales puts it: row `row` of K block k_block's row of scale_rows.
+__global__ void quantize_1x128_kernel(const bf16* a, int64_t m, int64_t k, e4m3* values,
+                                      float* scales, int64_t scale_rows) {
+  constexpr int kPerLane = kBlock / 32;
+  const int64_t k_blocks = (k + kBlock - 1) / kBlock;
+  const int64_t block = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (block >= m * k_blocks) return;  // whole warps: every lane of a warp has the same block
+  const int lane = threadIdx.x % 32;
+  const int64_t row = block / k_blocks, k_block = block % k_blocks;
+  const int64_t column = k_block * kBlock + lane * kPerLane;
+  const bool inside = column < k;
+  float x[kPerLane] = {};
+  if (inside) unpack_four(*reinterpret_cast<const uint2*>(a + row * k + column), x);
+  float amax = 0.0f;
+  for (float value : x) amax = fmaxf(amax, fabsf(value));
+  for (int offset = 16; offset > 0; offset /= 2)
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffff, amax, offset));
+  const float scale = scale_for(amax);
+  if (inside) *reinterpret_cast<uint32_t*>(values + row * k + column) = quantized_four(x, scale);
+  if (lane == 0) scales[k_block * scale_rows + row] = scale;
+}
+
+// B in blocks of 128 x 128: one thread block of kThreads per block; each thread holds 64 of its
+// values as 8 loads of 8 (16 bytes each: a row of the block is 16 of them), the amax is reduced
+// over the thread block, then each thread stores its values' e4m3, 8 bytes at a time. The scale
+// goes where BlockScaledOperands::b_scales puts it.
+__global__ void quantize_128x128_kernel(const bf16* b, int64_t n, int64_t k, e4m3* values,
+                                        float* scales, int64_t scale_stride) {
+  constexpr int kPerLoad = 8, kLoadsPerRow = kBlock / kPerLoad;
+  constexpr int kLoads = kBlock * kLoadsPerRow / kThreads;
+  const int64_t k_blocks = (k + kBlock - 1) / kBlock;
+  const int64_t row_block = blockIdx.x / k_blocks, k_block = blockIdx.x % k_blocks;
+  uint4 words[kLoads];
+  bool inside[kLoads];
+  float amax = 0.0f;
+  for (int i = 0; i < kLoads; ++i) {
+    const int load = threadIdx.x + i * kThreads;
+    const int64_t row = row_block * kBlock + load / kLoadsPerRow;
+    const int64_t column = k_block * kBlock + (load % kLoadsPerRow) * kPerLoad;
+    inside[i] = row < n && column < k;
+    words[i] = inside[i] ? *reinterpret_cast<const uint4*>(b + row * k + column) : uint4{};
+    float x[4];
+    unpack_four(uint2{words[i].x, words[i].y}, x);
+    for (float value : x) amax = fmaxf(amax, fabsf(value));
+    unpack_four(uint2{words[i].z, words[i].w}, x);
+    for (float value : x) amax = fmaxf(amax, fabsf(value));
   }
-};
-// B's scales: the row of block row nb holds one per K block (BlockScaledOperands::b_scales).
-struct BScaleIndex {
-  int64_t stride;
-  __device__ int64_t operator()(int64_t row_block, int64_t k_block) const {
-    return row_block * stride + k_block;
+  const float scale = scale_for(block_amax(amax));
+  for (int i = 0; i < kLoads; ++i) {
+    if (!inside[i]) continue;
+    const int load = threadIdx.x + i * kThreads;
+    const int64_t row = row_block * kBlock + load / kLoadsPerRow;
+    const int64_t column = k_block * kBlock + (load % kLoadsPerRow) * kPerLoad;
+    float low[4], high[4];
+    unpack_four(uint2{words[i].x, words[i].y}, low);
+    unpack_four(uint2{words[i].z, words[i].w}, high);
+    *reinterpret_cast<uint2*>(values + row * k + column) =
+        uint2{quantized_four(low, scale), quantized_four(high, scale)};
   }
-};
+  if (threadIdx.x == 0) scales[row_block * scale_stride + k_block] = scale;
+}
 
 __global__ void amax_kernel(const bf16* matrix, int64_t count, unsigned int* amax_bits) {
   float amax = 0.0f;
@@ -144,9 +197,9 @@ void quantize_1x128(const bf16* a, int64_t m, int64_t k, e4m3* values, float* sc
                     cudaStream_t stream) {
   const int64_t scale_count = BlockScaledOperands::k_blocks(k) * BlockScaledOperands::scale_rows(m);
   CUDA_CHECK(cudaMemsetAsync(scales, 0, scale_count * sizeof(float), stream));  // the padding
-  const int64_t blocks = m * BlockScaledOperands::k_blocks(k);
-  quantize_blocks_kernel<<<unsigned(blocks), kThreads, 0, stream>>>(
-      a, m, k, 1, values, scales, AScaleIndex{BlockScaledOperands::scale_rows(m)});
+  const int64_t warps = m * BlockScaledOperands::k_blocks(k);
+  quantize_1x128_kernel<<<unsigned(ceil_div<int64_t>(warps, kThreads / 32)), kThreads, 0,
+                          stream>>>(a, m, k, values, scales, BlockScaledOperands::scale_rows(m));
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -155,8 +208,8 @@ void quantize_128x128(const bf16* b, int64_t n, int64_t k, e4m3* values, float* 
   const int64_t row_blocks = ceil_div<int64_t>(n, kBlock);
   const int64_t stride = BlockScaledOperands::b_scale_stride(k);
   CUDA_CHECK(cudaMemsetAsync(scales, 0, row_blocks * stride * sizeof(float), stream));
-  quantize_blocks_kernel<<<unsigned(row_blocks * BlockScaledOperands::k_blocks(k)), kThreads, 0,
-                           stream>>>(b, n, k, kBlock, values, scales, BScaleIndex{stride});
+  quantize_128x128_kernel<<<unsigned(row_blocks * BlockScaledOperands::k_blocks(k)), kThreads, 0,
+                            stream>>>(b, n, k, values, scales, stride);
   CUDA_CHECK(cudaGetLastError());
 }
 
