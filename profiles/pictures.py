@@ -56,7 +56,7 @@ PICTURES = (
             "profiles/sweeps/timeline_17_h200.txt", ("--tokens", "128")),
     Picture(18, "docs/img/fp8_18_standard_h200.svg", fp8_svg,
             "profiles/sweeps/fp8_18_standard_h200.csv",
-            ("--title", "Lesson 18 on an NVIDIA H200: 2026-11-28, commit 7325874")),
+            ("--title", "Lesson 18 on an NVIDIA H200: 2026-11-28, commit 6238552")),
     Picture(19, "docs/img/timeline_19_h200_8192.svg", timeline_svg,
             "profiles/sweeps/timeline_19_h200.txt", ("--tokens", "8192")),
     Picture(19, "docs/img/layer_19_h200.svg", layer_svg, "profiles/sweeps/layer_19_h200.csv",

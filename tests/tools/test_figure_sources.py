@@ -703,6 +703,32 @@ class Fp8StandardTable(unittest.TestCase):
         self.assertEqual(table_after(LESSON_18, self.HEADER)[2:],
                          [self.expected(row) for row in measured])
 
+    def test_the_sentences(self):
+        # The goal's geometric mean over M, N >= 2048, the lesson-16 ratio at 8192^3, cuBLASLt's
+        # rates at 4096^3-8192^3 (lesson 18's TFLOP/s over its ratio) and the quantizer's times.
+        needs(LESSON_18, self.DATA)
+        by_shape = {shape_label(row): row for row in read_rows(self.DATA)}
+        large = [row for row in by_shape.values() if int(row["m"]) >= 2048 and int(row["n"]) >= 2048]
+        cubes = [by_shape[label] for label in ("4096^3", "6144^3", "8192^3")]
+
+        def rates(column):
+            values = [float(row["lesson18_tflops"]) / float(row[column]) for row in cubes]
+            return f"{min(values):.0f}-{max(values):.0f}"
+
+        def gemm_ms(row):
+            return 2 * int(row["m"]) * int(row["n"]) * int(row["k"]) / float(row["lesson18_tflops"]) / 1e9
+
+        text = " ".join(LESSON_18.read_text().split())
+        mean = geometric_mean(row["vs_block_scaled"] for row in large)
+        self.assertIn(f"| {mean:.3f} ({len(large)} shapes) |", text)
+        self.assertIn(f"| {float(by_shape['8192^3']['vs_lesson16']):.3f} | missed |", text)
+        self.assertIn(f"cuBLASLt reached {rates('vs_block_scaled')} TFLOP/s block-scaled and "
+                      f"{rates('vs_per_tensor')} per-tensor at 4096^3-8192^3", text)
+        small, big = by_shape["4096^3"], by_shape["8192^3"]
+        self.assertIn(f"{float(small['quantize_ms']):.3f} ms at 4096^3 and "
+                      f"{float(big['quantize_ms']):.2f} ms at 8192^3, against the GEMM's "
+                      f"{gemm_ms(small):.2f} and {gemm_ms(big):.2f} ms", text)
+
     def test_the_workload_layers(self):
         # The sentence on the Llama layers: the geometric means, the range and the largest error
         # of fp8_18_workloads_h200.csv.
