@@ -50,8 +50,8 @@ PICTURES = (
             ("--title", "Lesson 16's estimates against the oracle: NVIDIA H100, 2026-11-28, commit "
                         "882054d")),
     Picture(16, "docs/img/model_16_h200.svg", model_svg, "profiles/sweeps/model_16_h200.csv",
-            ("--title", "Lesson 16's estimates against the oracle: NVIDIA H200, 2026-11-28, commit "
-                        "9977f87")),
+            ("--title", "Lesson 16's estimates against the oracle: NVIDIA H200, 2026-11-29, commit "
+                        "37ecb1b")),
     Picture(17, "docs/img/timeline_17_h200_128.svg", timeline_svg,
             "profiles/sweeps/timeline_17_h200.txt", ("--tokens", "128")),
     Picture(18, "docs/img/fp8_18_standard_h200.svg", fp8_svg,
