@@ -814,6 +814,71 @@ class Fp8ClusterSentence(unittest.TestCase):
                       f"({pair('3000 x 5000 x 4000')})", text)
 
 
+class Lesson16FusedTables(unittest.TestCase):
+    """Lesson 16's epilogue loader on the H200: each row of its table from the fused rows of the
+    benches after (fused_epilogue_16_h200.csv) and before it (fused_epilogue_16_h200_before.csv),
+    the plain ratio from the after file on the standard shapes and from bench_16_h200_75a002f.csv
+    on the workload rows (marked *); and the table of their geometric means."""
+
+    HEADER = ("| shape | configuration | + C, before | **+ C** | gelu(+ bias), before | gelu(+ bias) "
+              "| plain / cuBLAS |")
+    SUMMARY_HEADER = "| | standard shapes (9) | workload rows (15) |"
+    WITH_C, GELU = "D = A*B^T + 1 * C", "D = gelu(A*B^T + bias)"
+
+    @staticmethod
+    def first_rows(path, epilogue):
+        # A standard shape that is also a workload (8192^3) is timed twice: the table gives the
+        # second run, the workload set's.
+        return {shape_label(row): row for row in read_rows(path) if row["epilogue"] == epilogue}
+
+    def setUp(self):
+        after, before = (SWEEPS / "fused_epilogue_16_h200.csv",
+                         SWEEPS / "fused_epilogue_16_h200_before.csv")
+        plain_workloads = SWEEPS / "bench_16_h200_75a002f.csv"
+        needs(LESSON_16, after, before, plain_workloads)
+        self.after = {kind: self.first_rows(after, kind) for kind in (self.WITH_C, self.GELU, "plain")}
+        self.before = {kind: self.first_rows(before, kind) for kind in (self.WITH_C, self.GELU)}
+        self.plain_workloads = self.first_rows(plain_workloads, "plain")
+        self.standard = list(self.after["plain"])
+
+    @staticmethod
+    def cell(row):
+        return f"{float(row['ratio']):.3f} ({row['sm_mhz_median']})"
+
+    def test_rows(self):
+        lines = table_after(LESSON_16, self.HEADER)[2:]
+        self.assertEqual(len(lines), len(self.after[self.WITH_C]))
+        for line in lines:
+            label = cells_of(line)[0]
+            with_c = self.after[self.WITH_C][label]
+            standard = label in self.standard
+            plain = self.after["plain"][label] if standard else self.plain_workloads[label]
+            self.assertEqual(line, table_line([
+                label, with_c["configuration"], self.cell(self.before[self.WITH_C][label]),
+                f"**{self.cell(with_c)}**", self.cell(self.before[self.GELU][label]),
+                self.cell(self.after[self.GELU][label]),
+                self.cell(plain) + ("" if standard else "*")]))
+
+    def test_means(self):
+        def summary(rows, labels, lowest):
+            ratios = [float(rows[label]["ratio"]) for label in labels]
+            mean = f"{geometric_mean(ratios):.3f}"
+            return f"{mean}, lowest {min(ratios):.3f}" if lowest else mean
+
+        groups = ([label for label in self.after[self.WITH_C] if label in self.standard],
+                  [label for label in self.after[self.WITH_C] if label not in self.standard])
+        self.assertEqual([len(group) for group in groups], [9, 15])
+        expected = [
+            ["+ C, before"] + [summary(self.before[self.WITH_C], g, False) for g in groups],
+            ["**+ C**"] + [summary(self.after[self.WITH_C], g, True) for g in groups],
+            ["gelu(+ bias), before"] + [summary(self.before[self.GELU], g, False) for g in groups],
+            ["gelu(+ bias)"] + [summary(self.after[self.GELU], g, True) for g in groups],
+        ]
+        lines = table_after(LESSON_16, self.SUMMARY_HEADER)[2:]
+        self.assertEqual([unbold(line) for line in lines],
+                         [unbold(table_line(cells)) for cells in expected])
+
+
 class Lesson16H200Sentences(unittest.TestCase):
     """The sentences under lesson 16's H200 bench tables: geometric means, lows and the decode
     rows' DRAM rates, from bench_16_h200.csv (`gemm_bench --shapes standard,held_out,workloads`
