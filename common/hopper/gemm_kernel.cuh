@@ -261,6 +261,25 @@ struct OneConfiguration {
   }
 };
 
+/// The registry's entry of a lesson that runs the final kernel through `Configurations` (one
+/// configuration, OneConfiguration above, or a table to choose from: lessons 15-17): its plan and
+/// launch, and the Stream-K workspace, which starts zeroed and which every launch leaves zeroed
+/// (the last part of a tile resets its flags: lesson 14), so the harness zeroes it once, when it
+/// allocates it.
+template <class Configurations>
+constexpr Lesson final_kernel_lesson() {
+  return Lesson{
+      .min_arch = MinArch::sm90a,
+      .zeroed_workspace = true,
+      .workspace_resets_itself = true,
+      .plan = &Configurations::plan,
+      .launch_planned = &Configurations::launch,
+      .configurations = Configurations::kConfigurations.data(),
+      .configuration_count = Configurations::kCount,
+      .waits_for_prerequisite = Configurations::kWaitsForPrerequisite,
+  };
+}
+
 /// The most stages of a tile that fit in a block's shared memory next to everything else, up to
 /// MostStages: the narrower the tile, the more k-slices in flight.
 template <template <int> class KernelOfStages, int MostStages = 8>

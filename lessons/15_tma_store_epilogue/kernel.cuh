@@ -329,19 +329,9 @@ template <class Kind>
 using Kernel = gemm::hopper::Kernel<Tile, gemm::hopper::Bf16Mainloop, TmaStoreEpilogue<Tile, Kind>>;
 using Configurations = gemm::hopper::OneConfiguration<Kernel, gemm::kStreamKMinIterations>;
 
-inline constexpr gemm::Lesson kLesson{
-    .min_arch = gemm::MinArch::sm90a,
-    // The workspace starts zeroed, and every launch leaves it so (lesson 14): the harness zeroes
-    // it once, when it allocates it.
-    .zeroed_workspace = true,
-    .workspace_resets_itself = true,
-    // What a launch runs for a problem, decided once: the Stream-K plan on as many clusters as the
-    // GPU holds at once, and the workspace it needs; then the launch on it.
-    .plan = &Configurations::plan,
-    .launch_planned = &Configurations::launch,
-    .configurations = Configurations::kConfigurations.data(),
-    .configuration_count = Configurations::kCount,
-    .waits_for_prerequisite = Configurations::kWaitsForPrerequisite,
-};
+// The registry's entry: what a launch runs for a problem, decided once (the Stream-K plan on as
+// many clusters as the GPU holds at once, and the workspace it needs), then the launch on it; the
+// workspace starts zeroed, and every launch leaves it so (lesson 14).
+inline constexpr gemm::Lesson kLesson = gemm::hopper::final_kernel_lesson<Configurations>();
 
 }  // namespace lesson15

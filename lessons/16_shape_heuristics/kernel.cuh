@@ -417,15 +417,6 @@ static_assert(kStagesOf<128, 128, kCooperative> == 6 && kStagesOf<64, 256, kCoop
 static_assert(kStagesOf<64, 192, kCooperative> == 6 && kStagesOf<64, 128, kCooperative> == 8);
 static_assert(kStagesOf<128, 192, kCooperative, 32> == 5 && kStagesOf<128, 160, kCooperative, 32> == 5);
 
-inline constexpr gemm::Lesson kLesson{
-    .min_arch = gemm::MinArch::sm90a,
-    .zeroed_workspace = true,
-    .workspace_resets_itself = true,
-    .plan = &Configurations::plan,
-    .launch_planned = &Configurations::launch,
-    .configurations = Configurations::kConfigurations.data(),
-    .configuration_count = Configurations::kCount,
-    .waits_for_prerequisite = Configurations::kWaitsForPrerequisite,
-};
+inline constexpr gemm::Lesson kLesson = gemm::hopper::final_kernel_lesson<Configurations>();
 
 }  // namespace lesson16

@@ -67,15 +67,6 @@ struct DependentLaunch {
 // Lesson 16's configurations and cost model, launched as dependents.
 using Configurations = gemm::taught::Bf16Configurations<DependentLaunch>;
 
-inline constexpr gemm::Lesson kLesson{
-    .min_arch = gemm::MinArch::sm90a,
-    .zeroed_workspace = true,
-    .workspace_resets_itself = true,
-    .plan = &Configurations::plan,
-    .launch_planned = &Configurations::launch,
-    .configurations = Configurations::kConfigurations.data(),
-    .configuration_count = Configurations::kCount,
-    .waits_for_prerequisite = Configurations::kWaitsForPrerequisite,
-};
+inline constexpr gemm::Lesson kLesson = gemm::hopper::final_kernel_lesson<Configurations>();
 
 }  // namespace lesson17
