@@ -114,14 +114,14 @@ __global__ void quantize_128x128_kernel(const bf16* b, int64_t n, int64_t k, e4m
   const int64_t k_blocks = (k + kBlock - 1) / kBlock;
   const int64_t row_block = blockIdx.x / k_blocks, k_block = blockIdx.x % k_blocks;
   uint4 words[kLoads];
-  bool inside[kLoads];
+  int64_t at[kLoads];  // where each load's first value lies in b and in values; -1: outside B
   float amax = 0.0f;
   for (int i = 0; i < kLoads; ++i) {
     const int load = threadIdx.x + i * kThreads;
     const int64_t row = row_block * kBlock + load / kLoadsPerRow;
     const int64_t column = k_block * kBlock + (load % kLoadsPerRow) * kPerLoad;
-    inside[i] = row < n && column < k;
-    words[i] = inside[i] ? *reinterpret_cast<const uint4*>(b + row * k + column) : uint4{};
+    at[i] = row < n && column < k ? row * k + column : -1;
+    words[i] = at[i] >= 0 ? *reinterpret_cast<const uint4*>(b + at[i]) : uint4{};
     float x[4];
     unpack_four(uint2{words[i].x, words[i].y}, x);
     for (float value : x) amax = fmaxf(amax, fabsf(value));
@@ -130,14 +130,11 @@ __global__ void quantize_128x128_kernel(const bf16* b, int64_t n, int64_t k, e4m
   }
   const float scale = scale_for(block_amax(amax));
   for (int i = 0; i < kLoads; ++i) {
-    if (!inside[i]) continue;
-    const int load = threadIdx.x + i * kThreads;
-    const int64_t row = row_block * kBlock + load / kLoadsPerRow;
-    const int64_t column = k_block * kBlock + (load % kLoadsPerRow) * kPerLoad;
+    if (at[i] < 0) continue;
     float low[4], high[4];
     unpack_four(uint2{words[i].x, words[i].y}, low);
     unpack_four(uint2{words[i].z, words[i].w}, high);
-    *reinterpret_cast<uint2*>(values + row * k + column) =
+    *reinterpret_cast<uint2*>(values + at[i]) =
         uint2{quantized_four(low, scale), quantized_four(high, scale)};
   }
   if (threadIdx.x == 0) scales[row_block * scale_stride + k_block] = scale;
