@@ -23,7 +23,7 @@ __device__ uint64_t mix(uint64_t x) {
 
 __global__ void spread_kernel(bf16* matrix, int64_t rows, int64_t k, int block_rows,
                               uint64_t seed) {
-  const int64_t k_blocks = (k + kBlock - 1) / kBlock;
+  const int64_t k_blocks = BlockScaledOperands::k_blocks(k);
   const int64_t count = rows * k;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -35,16 +35,22 @@ __global__ void spread_kernel(bf16* matrix, int64_t rows, int64_t k, int block_r
   }
 }
 
-// The largest magnitude of the values a block's threads hold, reduced over the thread block.
-__device__ float block_amax(float amax) {
-  __shared__ float warp_amax[kThreads / 32];
+// The largest magnitude of the values a warp's lanes hold, in every lane.
+__device__ float warp_amax(float amax) {
   for (int offset = 16; offset > 0; offset /= 2)
     amax = fmaxf(amax, __shfl_xor_sync(0xffffffff, amax, offset));
-  if (threadIdx.x % 32 == 0) warp_amax[threadIdx.x / 32] = amax;
+  return amax;
+}
+
+// The largest magnitude of the values a block's threads hold, reduced over the thread block.
+__device__ float block_amax(float amax) {
+  __shared__ float warps_amax[kThreads / 32];
+  amax = warp_amax(amax);
+  if (threadIdx.x % 32 == 0) warps_amax[threadIdx.x / 32] = amax;
   __syncthreads();
   amax = 0.0f;
-  for (int w = 0; w < kThreads / 32; ++w) amax = fmaxf(amax, warp_amax[w]);
-  __syncthreads();  // warp_amax may be written again by the next call
+  for (int w = 0; w < kThreads / 32; ++w) amax = fmaxf(amax, warps_amax[w]);
+  __syncthreads();  // warps_amax may be written again by the next call
   return amax;
 }
 
@@ -85,7 +91,7 @@ __device__ void unpack_four(const uint2& word, float (&x)[4]) {
 __global__ void quantize_1x128_kernel(const bf16* a, int64_t m, int64_t k, e4m3* values,
                                       float* scales, int64_t scale_rows) {
   constexpr int kPerLane = kBlock / 32;
-  const int64_t k_blocks = (k + kBlock - 1) / kBlock;
+  const int64_t k_blocks = BlockScaledOperands::k_blocks(k);
   const int64_t block = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   if (block >= m * k_blocks) return;  // whole warps: every lane of a warp has the same block
   const int lane = threadIdx.x % 32;
@@ -96,9 +102,7 @@ __global__ void quantize_1x128_kernel(const bf16* a, int64_t m, int64_t k, e4m3*
   if (inside) unpack_four(*reinterpret_cast<const uint2*>(a + row * k + column), x);
   float amax = 0.0f;
   for (float value : x) amax = fmaxf(amax, fabsf(value));
-  for (int offset = 16; offset > 0; offset /= 2)
-    amax = fmaxf(amax, __shfl_xor_sync(0xffffffff, amax, offset));
-  const float scale = scale_for(amax);
+  const float scale = scale_for(warp_amax(amax));
   if (inside) *reinterpret_cast<uint32_t*>(values + row * k + column) = quantized_four(x, scale);
   if (lane == 0) scales[k_block * scale_rows + row] = scale;
 }
@@ -111,7 +115,7 @@ __global__ void quantize_128x128_kernel(const bf16* b, int64_t n, int64_t k, e4m
                                         float* scales, int64_t scale_stride) {
   constexpr int kPerLoad = 8, kLoadsPerRow = kBlock / kPerLoad;
   constexpr int kLoads = kBlock * kLoadsPerRow / kThreads;
-  const int64_t k_blocks = (k + kBlock - 1) / kBlock;
+  const int64_t k_blocks = BlockScaledOperands::k_blocks(k);
   const int64_t row_block = blockIdx.x / k_blocks, k_block = blockIdx.x % k_blocks;
   uint4 words[kLoads];
   int64_t at[kLoads];  // where each load's first value lies in b and in values; -1: outside B
