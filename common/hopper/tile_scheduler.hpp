@@ -113,6 +113,10 @@ template <class Tile>
 struct SplitKWorkItems : StreamKWorkItems<Tile> {
   using StreamKWorkItems<Tile>::plan;
   using StreamKWorkItems<Tile>::cluster;
+  using StreamKWorkItems<Tile>::cluster_rows;
+  using StreamKWorkItems<Tile>::tiles_n;
+  using StreamKWorkItems<Tile>::raster_group;
+  using StreamKWorkItems<Tile>::rank;
 
   GEMM_HOST_DEVICE int64_t count() const {
     return plan.sk_tiles == 0 ? data_parallel_count(plan, cluster) : 1;
@@ -132,8 +136,7 @@ struct SplitKWorkItems : StreamKWorkItems<Tile> {
       work.k_begin = part * share;
       work.k_end = work.k_begin + share;
     }
-    return work_item_of<Tile>(work, this->cluster_rows, this->tiles_n, this->raster_group,
-                              this->rank);
+    return work_item_of<Tile>(work, cluster_rows, tiles_n, raster_group, rank);
   }
 };
 
