@@ -115,6 +115,12 @@ def bench_figures(rows):
             for row in rows if row["epilogue"] == "plain"}
 
 
+def prose(readme):
+    """A README's text with its line breaks folded into spaces, so that a sentence wrapped across
+    lines is found whole."""
+    return " ".join(readme.read_text().split())
+
+
 def needs(*paths):
     missing = [str(path.relative_to(REPOSITORY)) for path in paths if not path.exists()]
     if missing:
@@ -645,7 +651,7 @@ class DecodeSwapTable(unittest.TestCase):
 
     def test_geometric_means(self):
         shapes = self.rows_by_shape()
-        text = " ".join(LESSON_16.read_text().split())
+        text = prose(LESSON_16)
         for swapped, words in ((False, "the best configuration as given is"),
                                (True, "best swapped one")):
             ratios = [float(self.best(rows, swapped)["ratio"]) for rows in shapes.values()]
@@ -717,7 +723,7 @@ class Fp8StandardTable(unittest.TestCase):
         def gemm_ms(row):
             return 2 * int(row["m"]) * int(row["n"]) * int(row["k"]) / float(row["lesson18_tflops"]) / 1e9
 
-        text = " ".join(LESSON_18.read_text().split())
+        text = prose(LESSON_18)
         mean = geometric_mean(row["vs_block_scaled"] for row in large)
         self.assertIn(f"| {mean:.3f} ({len(large)} shapes) |", text)
         self.assertIn(f"| {float(by_shape['8192^3']['vs_lesson16']):.3f} | missed |", text)
@@ -739,7 +745,7 @@ class Fp8StandardTable(unittest.TestCase):
             return geometric_mean(row[column] for row in measured)
 
         block = [float(row["vs_block_scaled"]) for row in measured]
-        text = " ".join(LESSON_18.read_text().split())
+        text = prose(LESSON_18)
         self.assertIn(f"({len(measured)} shapes,", text)
         self.assertIn(f"geometric mean **{mean('vs_block_scaled'):.3f}** of cuBLASLt block-scaled "
                       f"({min(block):.3f} to {max(block):.3f}), {mean('vs_per_tensor'):.3f} of "
@@ -807,7 +813,7 @@ class Fp8ClusterSentence(unittest.TestCase):
             row = by_shape[shape]
             return f"{float(row['alone_128x128_c1']):.3f} against {float(row['alone_128x128_c2']):.3f}"
 
-        text = " ".join(LESSON_18.read_text().split())
+        text = prose(LESSON_18)
         self.assertIn(f"on {len(faster)} of the {len(rows)} shapes, by "
                       f"{min(faster) * 100:.1f}-{max(faster) * 100:.1f}% (4096^3: {pair('4096^3')} "
                       f"of cuBLASLt; 8192^3: {pair('8192^3')}), and slower at 3000 x 5000 x 4000 "
@@ -826,7 +832,7 @@ class Lesson16FusedTables(unittest.TestCase):
     WITH_C, GELU = "D = A*B^T + 1 * C", "D = gelu(A*B^T + bias)"
 
     @staticmethod
-    def first_rows(path, epilogue):
+    def rows_by_shape(path, epilogue):
         # A standard shape that is also a workload (8192^3) is timed twice: the table gives the
         # second run, the workload set's.
         return {shape_label(row): row for row in read_rows(path) if row["epilogue"] == epilogue}
@@ -836,9 +842,9 @@ class Lesson16FusedTables(unittest.TestCase):
                          SWEEPS / "fused_epilogue_16_h200_before.csv")
         plain_workloads = SWEEPS / "bench_16_h200_75a002f.csv"
         needs(LESSON_16, after, before, plain_workloads)
-        self.after = {kind: self.first_rows(after, kind) for kind in (self.WITH_C, self.GELU, "plain")}
-        self.before = {kind: self.first_rows(before, kind) for kind in (self.WITH_C, self.GELU)}
-        self.plain_workloads = self.first_rows(plain_workloads, "plain")
+        self.after = {kind: self.rows_by_shape(after, kind) for kind in (self.WITH_C, self.GELU, "plain")}
+        self.before = {kind: self.rows_by_shape(before, kind) for kind in (self.WITH_C, self.GELU)}
+        self.plain_workloads = self.rows_by_shape(plain_workloads, "plain")
         self.standard = list(self.after["plain"])
 
     @staticmethod
@@ -894,7 +900,7 @@ class Lesson16H200Sentences(unittest.TestCase):
         plain = [row for row in self.rows if row["epilogue"] == "plain"]
         self.assertEqual(len(plain), 13 + 10 + 64)
         self.standard, self.held_out, self.workloads = plain[:13], plain[13:23], plain[23:]
-        self.text = " ".join(LESSON_16.read_text().split())
+        self.text = prose(LESSON_16)
 
     @staticmethod
     def summary(rows):

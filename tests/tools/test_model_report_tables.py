@@ -16,7 +16,7 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from test_figure_sources import LESSON_16, SWEEPS, needs, table_after  # noqa: E402
+from test_figure_sources import LESSON_16, SWEEPS, needs, prose, table_after  # noqa: E402
 
 HEADER = "| shape (M x N x K) | set | model's pick | best measured | loss | pick / cuBLAS | best / cuBLAS |"
 SUMMARY = re.compile(r"^(fitted|held-out) shapes: (\d+); geometric mean of the pick ([\d.]+) of "
@@ -42,7 +42,7 @@ def report(oracle, gpu):
 
 class ModelReportTables(unittest.TestCase):
     def setUp(self):
-        self.text = " ".join(LESSON_16.read_text().split())
+        self.text = prose(LESSON_16)
 
     def test_the_h100_table_and_summary(self):
         lines, summaries = report(SWEEPS / "configs_16.csv", "h100")
