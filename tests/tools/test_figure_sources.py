@@ -966,5 +966,119 @@ class Lesson16H200Sentences(unittest.TestCase):
                       f"{share('reference_median_ms')} for cuBLAS", self.text)
 
 
+class Lesson16ProfileTable(unittest.TestCase):
+    """Lesson 16's "Profile it": the model's picks against cuBLAS's kernels, each row the medians of
+    one side's launches in profiles/reference/h200/lesson16_vs_cublas.csv (one row per launch, as
+    ncu printed it), and the figures of the sentences under it."""
+
+    HEADER = ("| shape | kernel | duration | DRAM read | DRAM, % of peak | L2 bytes "
+              "| tensor pipe, % of active | grid |")
+    DATA = REPOSITORY / "profiles" / "reference" / "h200" / "lesson16_vs_cublas.csv"
+    DRAM = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
+    TENSOR = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+
+    def setUp(self):
+        needs(LESSON_16, self.DATA)
+        self.sides = {}
+        for row in read_rows(self.DATA):
+            self.sides.setdefault((shape_label(row), row["side"]), []).append(row)
+
+    def median(self, shape, side, metric):
+        values = sorted(float(row[metric]) for row in self.sides[(shape, side)])
+        middle = len(values) // 2
+        return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+    def test_rows(self):
+        lines = table_after(LESSON_16, self.HEADER)[2:]
+        self.assertEqual(len(lines), len(self.sides))
+        for line in lines:
+            shape = cells_of(line)[0]
+            side = "lesson16" if cells_of(line)[1].startswith("lesson 16") else "cuBLAS"
+            launches = self.sides[(shape, side)]
+            first = launches[0]
+            kernel = first["kernel"].removeprefix("nvjet_sm90_tst_").removesuffix("_TNT")
+            cluster = int(first["launch__cluster_dim_x"]) * int(first["launch__cluster_dim_y"])
+            grid = first["launch__grid_size"] + (f" (clusters of {cluster})" if cluster else "")
+
+            def shown(metric, scale, unit):
+                return f"{self.median(shape, side, metric) / scale:.1f}{unit}"
+
+            self.assertEqual(line, table_line([
+                shape, f"{'lesson 16' if side == 'lesson16' else 'cuBLAS'} `{kernel}`",
+                shown("gpu__time_duration.sum", 1000, " us"),
+                shown("dram__bytes_read.sum", 1e6, " MB"), shown(self.DRAM, 1, "%"),
+                shown("lts__t_bytes.sum", 1e6, " MB"), shown(self.TENSOR, 1, "%"), grid]))
+
+    def test_sentences(self):
+        text = prose(LESSON_16)
+        shape = "1024^3"
+        slower = (self.median(shape, "lesson16", "gpu__time_duration.sum")
+                  - self.median(shape, "cuBLAS", "gpu__time_duration.sum")) / 1000
+        more_l2 = (self.median(shape, "lesson16", "lts__t_bytes.sum")
+                   / self.median(shape, "cuBLAS", "lts__t_bytes.sum") - 1)
+        self.assertIn(f"take {slower:.1f} us longer and move {more_l2 * 100:.0f}% more bytes "
+                      f"through L2, and the tensor pipe is busy "
+                      f"{self.median(shape, 'lesson16', self.TENSOR):.0f}% of the active cycles "
+                      f"against {self.median(shape, 'cuBLAS', self.TENSOR):.0f}%", text)
+        decode = ("32 x 4096 x 4096", "64 x 4096 x 4096")
+
+        def span(side, metric, scale, decimals):
+            values = sorted(self.median(shape, side, metric) / scale for shape in decode)
+            return f"{values[0]:.{decimals}f}-{values[1]:.{decimals}f}"
+
+        lesson_dram = {f"{self.median(shape, 'lesson16', self.DRAM):.0f}" for shape in decode}
+        self.assertEqual(len(lesson_dram), 1)
+        self.assertIn(f"cuBLAS keeps DRAM {span('cuBLAS', self.DRAM, 1, 0)}% busy and lesson 16 "
+                      f"{lesson_dram.pop()}%: {span('cuBLAS', 'gpu__time_duration.sum', 1000, 1)} "
+                      f"us against {span('lesson16', 'gpu__time_duration.sum', 1000, 1)}.", text)
+
+
+class NarrowTilesTable(unittest.TestCase):
+    """Lesson 16's narrow tiles: each row's best of the other configurations and the three narrow
+    ones' ratios, from narrow_tiles_16_h200.csv (per shape the oracle's best of the others, then the
+    three), and the sentences that count and compare them."""
+
+    HEADER = "| shape | best of the others | `128x64_c2_dp` | `64x32_c1_dp` | `64x32_c1_sk2` |"
+    DATA = SWEEPS / "narrow_tiles_16_h200.csv"
+    NARROW = ("128x64_c2_dp", "64x32_c1_dp", "64x32_c1_sk2")
+
+    def setUp(self):
+        needs(LESSON_16, self.DATA)
+        rows = read_rows(self.DATA)
+        self.assertTrue(all(row["check"] == "pass" for row in rows))
+        self.shapes = {}
+        for row in rows:
+            self.shapes.setdefault(shape_label(row), {})[row["configuration"]] = row
+        for configurations in self.shapes.values():
+            self.assertEqual(len(configurations), 1 + len(self.NARROW))
+
+    def best_other(self, shape):
+        return next(row for name, row in self.shapes[shape].items() if name not in self.NARROW)
+
+    def test_rows(self):
+        lines = table_after(LESSON_16, self.HEADER)[2:]
+        self.assertGreater(len(lines), 0)
+        for line in lines:
+            shape = cells_of(line)[0]
+            best = self.best_other(shape)
+            self.assertEqual(line, table_line(
+                [shape, f"`{best['configuration']}` {float(best['ratio']):.3f}"]
+                + [f"{float(self.shapes[shape][name]['ratio']):.3f}" for name in self.NARROW]))
+
+    def test_sentences(self):
+        relative = {(shape, name): float(self.shapes[shape][name]["ratio"])
+                    / float(self.best_other(shape)["ratio"])
+                    for shape in self.shapes for name in self.NARROW}
+        nearest = max(relative, key=relative.get)
+        self.assertLess(relative[nearest], 1.0)
+        text = prose(LESSON_16)
+        self.assertIn(f"None of the three was the best on any of the {len(self.shapes)} shapes; the "
+                      f"nearest came within {(1 - relative[nearest]) * 100:.1f}% "
+                      f"({nearest[1].split('_')[0].replace('x', ' x ')} at {nearest[0]})", text)
+        decode = [relative[(f"{tokens} x 4096 x 4096", "64x32_c1_dp")] for tokens in (16, 32, 64)]
+        self.assertIn(f"were {(1 - max(decode)) * 100:.0f}-{(1 - min(decode)) * 100:.0f}% slower "
+                      f"than its split-K picks", text)
+
+
 if __name__ == "__main__":
     unittest.main()
