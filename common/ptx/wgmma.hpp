@@ -108,6 +108,33 @@ __device__ inline void warpgroup_fence_operand(float (&accumulator)[R][N]) {
 //   0, 0 (imm-trans-a/b)   no transpose: both operands K-major, as the course stores them
 // The descriptors come from common/wgmma_descriptor.hpp.
 
+// wgmma.mma_async m64n32k16, fp32 += bf16 x bf16, both operands K-major in shared memory:
+// accumulator (64 x 32, 16 floats per thread) = A (64 x 16) * B (32 x 16)^T
+// (+ accumulator when `accumulate`). Lesson 16's 32-column tiles, for problems whose few rows
+// leave too few tiles of 64 columns to fill the SMs (decode steps of 16-256 tokens).
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async
+__device__ inline void wgmma_m64n32k16_bf16(float (&accumulator)[16], uint64_t descriptor_a,
+                                            uint64_t descriptor_b, bool accumulate) {
+#if GEMM_PTX_SM90A
+  asm volatile(
+      "{\n"
+      "  .reg .pred p;\n"
+      "  setp.ne.b32 p, %18, 0;\n"
+      "  wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16\n"
+      "  {%0, %1, %2, %3, %4, %5, %6, %7,\n"
+      "   %8, %9, %10, %11, %12, %13, %14, %15},\n"
+      "  %16, %17, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(accumulator[0]), "+f"(accumulator[1]), "+f"(accumulator[2]), "+f"(accumulator[3]),
+        "+f"(accumulator[4]), "+f"(accumulator[5]), "+f"(accumulator[6]), "+f"(accumulator[7]),
+        "+f"(accumulator[8]), "+f"(accumulator[9]), "+f"(accumulator[10]), "+f"(accumulator[11]),
+        "+f"(accumulator[12]), "+f"(accumulator[13]), "+f"(accumulator[14]), "+f"(accumulator[15])
+      : "l"(descriptor_a), "l"(descriptor_b), "r"(static_cast<uint32_t>(accumulate)));
+#else
+  __trap();
+#endif
+}
+
 // wgmma.mma_async m64n64k16, fp32 += bf16 x bf16, both operands K-major in shared memory:
 // accumulator (64 x 64, 32 floats per thread) = A (64 x 16) * B (64 x 16)^T
 // (+ accumulator when `accumulate`). Asynchronous: see the protocol at the top of this file.
@@ -477,14 +504,16 @@ __device__ inline void wgmma_m64k32_e4m3(float (&accumulator)[N / 2], uint64_t d
     wgmma_m64n192k32_e4m3(accumulator, descriptor_a, descriptor_b, accumulate);
 }
 
-// One name for the five shapes, for kernels whose tile width is a template parameter:
+// One name for the six shapes, for kernels whose tile width is a template parameter:
 // wgmma_m64k16_bf16<128>(accumulator, descriptor_a, descriptor_b, accumulate).
 template <int N>
 __device__ inline void wgmma_m64k16_bf16(float (&accumulator)[N / 2], uint64_t descriptor_a,
                                          uint64_t descriptor_b, bool accumulate) {
-  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 256,
-                "the course uses wgmma with N = 64, 128, 160, 192 or 256");
-  if constexpr (N == 64)
+  static_assert(N == 32 || N == 64 || N == 128 || N == 160 || N == 192 || N == 256,
+                "the course uses wgmma with N = 32, 64, 128, 160, 192 or 256");
+  if constexpr (N == 32)
+    wgmma_m64n32k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
+  else if constexpr (N == 64)
     wgmma_m64n64k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
   else if constexpr (N == 128)
     wgmma_m64n128k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);

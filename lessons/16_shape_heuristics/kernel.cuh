@@ -332,20 +332,25 @@ inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
 }
 
 // NEW in lesson 16: the table. Lesson 15's configuration first; then the same tile data-parallel and without
-// clusters; then tiles for problems whose 128 x 256 tiles are fewer than the SMs: 192 and 128
+// clusters; then tiles for problems whose 128 x 256 tiles are fewer than the SMs: 192, 128 and 64
 // wide, and 64 rows high with one consumer, as cuBLAS runs on small and skinny problems; with
-// lesson 14's Stream-K rule, or with one that also splits short shares (2 k-iterations per
-// worker). Then ping-pong consumers (lesson 11), and tiles whose epilogue stores 32-column
-// subtiles: half the shared memory of 64-column ones, which buys a fifth stage at 128 x 192 and
-// makes a 160-wide tile possible. Last, split-K on tiles that Stream-K also runs: for few tiles
-// with a long K, every tile in equal parts, one per worker (split-K's scheduler: one item per
-// worker, found in a few instructions, for the decode rows, whose kernels are short).
+// lesson 14's Stream-K rule, with one that also splits short shares (2 k-iterations per worker),
+// or data-parallel where the tiles fill the SMs once (128 x 64 at 1024 x 1024: 128 tiles, none
+// cut). Then ping-pong consumers (lesson 11), and tiles whose epilogue stores 32-column subtiles:
+// half the shared memory of 64-column ones, which buys a fifth stage at 128 x 192, makes a 160-wide
+// tile possible, and a 32-wide one for decode steps (64 x 32: a 4096-wide layer is 128 tiles, each
+// with the whole K, where 64 x 64 tiles must be split in two along K and summed). Last, split-K on
+// tiles that Stream-K also runs: for few tiles with a long K, every tile in equal parts, one per
+// worker (split-K's scheduler: one item per worker, found in a few instructions, for the decode
+// rows, whose kernels are short).
 // The model weighs them all: what ping-pong hides (the epilogue) and what a fifth stage buys (the
 // loads' latency over more slices in flight) are in its costs. (Each configuration is three
-// kernels to compile. Three more were measured and left out: 128 x 128 without a cluster, with
-// ping-pong consumers or Stream-K's short shares, and 128 x 256 split-K; without them the best
-// configuration of the H200's oracle sweep changes on one shape of 85, by 0.4%, and the H100's on
-// none.)
+// kernels to compile. Six more were measured and left out: 128 x 128 without a cluster, with
+// ping-pong consumers or Stream-K's short shares, and 128 x 256 split-K (without them the best
+// configuration of the H200's oracle sweep changed on one shape of 85, by 0.4%, and the H100's on
+// none); 128 x 128 with lesson 14's Stream-K rule, and 64 x 256 with Stream-K or ping-pong, to pay
+// for the 128 x 64 and 64 x 32 tiles (without them the best of the H200's oracle changes on one
+// shape, by 0.2%, and the H100's on seven, by 1.0% at most).)
 template <class Launch>
 struct Bf16Configurations {
   using ConsumerKind = gemm::hopper::ConsumerKind;
@@ -362,17 +367,17 @@ struct Bf16Configurations {
       configuration_entry<C<128, 256, 2, kCooperative, 64, kNever>>("128x256_c2_dp"),
       configuration_entry<C<128, 256, 1, kCooperative, 64, 8>>("128x256_c1_sk8"),
       configuration_entry<C<128, 192, 2, kCooperative, 64, 8>>("128x192_c2_sk8"),
-      configuration_entry<C<128, 128, 2, kCooperative, 64, 8>>("128x128_c2_sk8"),
       configuration_entry<C<128, 128, 2, kCooperative, 64, 2>>("128x128_c2_sk2"),
-      configuration_entry<C<64, 256, 2, kCooperative, 64, 8>>("64x256_c2_sk8"),
+      configuration_entry<C<128, 64, 2, kCooperative, 64, kNever>>("128x64_c2_dp"),
       configuration_entry<C<64, 192, 2, kCooperative, 64, 8>>("64x192_c2_sk8"),
       configuration_entry<C<64, 128, 2, kCooperative, 64, 8>>("64x128_c2_sk8"),
       configuration_entry<C<64, 128, 1, kCooperative, 64, 2>>("64x128_c1_sk2"),
       configuration_entry<C<64, 64, 1, kCooperative, 64, 2>>("64x64_c1_sk2"),
       configuration_entry<C<128, 128, 2, kPingPong, 64, kNever>>("128x128_c2_pp"),
-      configuration_entry<C<64, 256, 2, kPingPong, 64, kNever>>("64x256_c2_pp"),
       configuration_entry<C<128, 192, 2, kCooperative, 32, 8>>("128x192_c2_sk8_s32"),
       configuration_entry<C<128, 160, 2, kCooperative, 32, 8>>("128x160_c2_sk8_s32"),
+      configuration_entry<C<64, 32, 1, kCooperative, 32, kNever>>("64x32_c1_dp"),
+      configuration_entry<C<64, 32, 1, kCooperative, 32, 2>>("64x32_c1_sk2"),
       configuration_entry<C<128, 128, 2, kCooperative, 64, 8, kSplitK>>("128x128_c2_split8"),
       configuration_entry<C<64, 128, 2, kCooperative, 64, 8, kSplitK>>("64x128_c2_split8"),
       configuration_entry<C<64, 64, 1, kCooperative, 64, 8, kSplitK>>("64x64_c1_split8"),
