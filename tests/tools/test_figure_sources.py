@@ -1080,5 +1080,42 @@ class NarrowTilesTable(unittest.TestCase):
                       f"than its split-K picks", text)
 
 
+class DeeperRingTable(unittest.TestCase):
+    """Lesson 16's deeper ring for 64 x 64: each row the mean of the two rounds' ratios of
+    64x64_c1_split8, forced, with 8 and with 13 stages, from stages_64x64_16_h200.csv, and the
+    range the sentence under the table gives."""
+
+    HEADER = "| shape | 8 stages | 13 stages | change |"
+    DATA = SWEEPS / "stages_64x64_16_h200.csv"
+
+    def setUp(self):
+        needs(LESSON_16, self.DATA)
+        rows = read_rows(self.DATA)
+        self.assertTrue(all(row["check"] == "pass" for row in rows))
+        self.ratios = {}
+        for row in rows:
+            if row["forced"] == "yes" and row["configuration"] == "64x64_c1_split8":
+                key = (f"{row['m']} x {row['n']} x {row['k']}", row["stages_64x64"])
+                self.ratios.setdefault(key, []).append(float(row["ratio"]))
+        self.assertTrue(all(len(rounds) == 2 for rounds in self.ratios.values()))
+
+    def mean(self, shape, stages):
+        rounds = self.ratios[(shape, stages)]
+        return sum(rounds) / len(rounds)
+
+    def test_rows(self):
+        lines = table_after(LESSON_16, self.HEADER)[2:]
+        self.assertEqual(len(lines), len(self.ratios) // 2)
+        changes = []
+        for line in lines:
+            shape = cells_of(line)[0]
+            shallow, deep = self.mean(shape, "8"), self.mean(shape, "13")
+            changes.append(deep / shallow - 1)
+            self.assertEqual(line, table_line([shape, f"{shallow:.3f}", f"{deep:.3f}",
+                                               f"{changes[-1] * 100:+.1f}%"]))
+        self.assertIn(f"From {min(changes) * 100:+.1f}% to {max(changes) * 100:+.1f}%: level",
+                      prose(LESSON_16))
+
+
 if __name__ == "__main__":
     unittest.main()
