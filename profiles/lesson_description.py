@@ -18,6 +18,13 @@ operands     what the lesson multiplies, its kind of workload (gemm::workloads::
              18: e4m3 A and B with block scales, whose shape contract asks K % 16 == 0)
 fused_epilogue  whether it computes lesson 15's D = act(alpha * A * B^T + beta * C + bias)
 
+Two fields are optional, for a lesson that is not one GEMM (lesson 19, a layer over several GPUs):
+exercise     the file of the folder that holds the exercise regions and the graded instruction
+             signature (default "kernel.cuh")
+runs         how the grader runs the lesson: "gemm" (default: lessonNN --m M --n N --k K) or
+             "tensor_parallel" (lessonNN --gpus 1 --tokens T --chunks C --check-only)
+The build reads only the lessons it compiles as GEMMs, which have neither.
+
 The build reads the same file (lessons/lesson_description.cmake, for lessons/CMakeLists.txt) and
 writes it into the lesson's C++ entry, gemm::lessons::lessonNN(), so the executables report what
 the tools read; both readers refuse a missing or malformed file with the same one-line message.
@@ -28,6 +35,8 @@ from pathlib import Path
 
 FOLDER_NAME = re.compile(r"(?P<id>\d\d)_(?P<slug>[a-z0-9_]+)")
 FIELDS = {"parent": "number", "title": "string", "operands": "string", "fused_epilogue": "boolean"}
+OPTIONAL_FIELDS = {"exercise": ("string", "kernel.cuh"), "runs": ("string", "gemm")}
+RUNS = ("gemm", "tensor_parallel")
 OPERANDS = ("bf16", "e4m3_block_scaled")
 FILE_NAME = "lesson.json"
 
@@ -67,7 +76,7 @@ def describe(folder):
         raise DescriptionError(f"{where}: not a JSON object")
     names = ", ".join(FIELDS)
     for field in sorted(fields):
-        if field not in FIELDS:
+        if field not in FIELDS and field not in OPTIONAL_FIELDS:
             raise DescriptionError(f"{where}: unknown field '{field}' (the fields: {names})")
     for field, expected in FIELDS.items():
         if field not in fields:
@@ -86,4 +95,16 @@ def describe(folder):
     if fields["operands"] not in OPERANDS:
         raise DescriptionError(f"{where}: operands must be one of {', '.join(OPERANDS)}, "
                                f"not '{fields['operands']}'")
-    return {"id": lesson_id, "slug": name["slug"], **fields}
+    optional = {}
+    for field, (expected, default) in OPTIONAL_FIELDS.items():
+        optional[field] = fields.pop(field, default)
+        if json_type(optional[field]) != expected:
+            raise DescriptionError(f"{where}: '{field}' must be a {expected}, "
+                                   f"not a {json_type(optional[field])}")
+    if not re.fullmatch(r"[a-z0-9_]+\.(cuh|hpp)", optional["exercise"]):
+        raise DescriptionError(f"{where}: 'exercise' must name a .cuh or .hpp file of the lesson's "
+                               f"folder, not '{optional['exercise']}'")
+    if optional["runs"] not in RUNS:
+        raise DescriptionError(f"{where}: runs must be one of {', '.join(RUNS)}, "
+                               f"not '{optional['runs']}'")
+    return {"id": lesson_id, "slug": name["slug"], **fields, **optional}

@@ -1,7 +1,7 @@
 #pragma once
 // Lesson 19's plan, in plain host code that the host tests check without a GPU: the command line,
-// the contract on GPUs, chunks and tokens, where every row goes in the overlapped variant, the
-// error each variant's arithmetic may add, and timing counts that every rank agrees on.
+// the contract on GPUs, chunks and tokens, the error each variant's arithmetic may add, and timing
+// counts that every rank agrees on. Where every row goes is rows.hpp, the lesson's exercise.
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +14,7 @@
 #include "common/harness/cli.hpp"
 #include "common/harness/timing.hpp"
 #include "common/harness/verify.hpp"
+#include "lessons/19_tensor_parallel/rows.hpp"
 
 namespace lesson19 {
 
@@ -72,6 +73,7 @@ struct Options {
   uint64_t seed = 1;              // --seed: the random inputs, the same on every rank
   std::string csv_path;           // --csv FILE: rank 0 also writes the figures there
   std::string commit;             // --commit SHA: recorded in every row of the CSV
+  std::string result_file;        // --result-file FILE: rank 0 writes the checks there, as JSON
   int pairs = 30;                 // --iters: timed pairs (at least; more for short layers)
   int timeout_seconds = 900;      // --timeout: the parent stops every rank after this long
   bool help = false;
@@ -80,7 +82,7 @@ struct Options {
 inline const char* kUsage =
     "usage: lesson19 [--gpus G] [--tokens 1,64,256,1024,4096,8192] [--chunks C]\n"
     "                [--check-only | --timeline] [--seed S] [--iters PAIRS] [--csv FILE]\n"
-    "                [--commit SHA] [--timeout SECONDS]\n"
+    "                [--commit SHA] [--timeout SECONDS] [--result-file FILE]\n"
     "  The MLP of Llama 3.1 8B, H = gelu(X W1^T + b1), Y = H W2^T, tensor-parallel over G\n"
     "  GPUs (default: every visible GPU), one process per GPU, checked and timed four ways:\n"
     "  NCCL and lesson 17 in stream order; peer memory and lesson 17 in stream order (one-shot);\n"
@@ -88,7 +90,9 @@ inline const char* kUsage =
     "  fastest of the first three at each token count, measured. G must split d_ff into slices\n"
     "  of a multiple of 8 columns, and be at most 16; any token count >= 1 (each rank's rows are\n"
     "  padded to whole chunks). --timeline: after the check, each rank's timeline of one\n"
-    "  layer of each variant (CUPTI), instead of the timing.\n"
+    "  layer of each variant (CUPTI), instead of the timing. Every check also rehearses, on\n"
+    "  one GPU, the copies of every rank count that splits d_ff (the rows' map, rows.hpp).\n"
+    "  --result-file: the checks as JSON (the grader reads it).\n"
     "  Exit codes: 0 pass, 1 check failed, 2 no CUDA GPU, 3 a GPU cannot run the lesson,\n"
     "  4 bad command line, 5 CUDA or NCCL error (a rank that hangs included).\n";
 
@@ -128,6 +132,10 @@ inline Options parse_options(int argc, const char* const* argv) {
       if (options.csv_path.empty()) throw gemm::UsageError("--csv needs a file name");
     } else if (flag == "--commit")
       options.commit = value();
+    else if (flag == "--result-file") {
+      options.result_file = value();
+      if (options.result_file.empty()) throw gemm::UsageError("--result-file needs a file name");
+    }
     else
       throw gemm::UsageError("unknown option '" + flag + "'");
   }
@@ -136,37 +144,7 @@ inline Options parse_options(int argc, const char* const* argv) {
 
 // ---- The contract ------------------------------------------------------------------------------
 //
-// How the layer is cut, for T tokens over G ranks in c chunks:
-//
-//   R = ceil(T / (G c)) c   rows of X (and of Y) that each rank holds: rank r holds rows
-//                           [r R, (r+1) R), of which the tokens are those below T
-//   S = R / c               rows of a chunk: the overlapped variant cuts every rank's rows into c
-//   F = d_ff / G            columns of H (and rows of W1, columns of W2) that each rank owns
-//
-// NEW in lesson 19: any token count. When G c does not divide T, each rank's rows are padded to a
-// whole number of chunks, so the last ranks hold fewer tokens (or none) and rows of zeros after
-// them: with T = 5, G = 2, c = 1, R = 3, rank 0 holds t0 t1 t2 and rank 1 t3 t4 and one row of
-// zeros. The padding rows are always the last G R - T rows of the gathered X, every variant
-// computes them like any other row (at most G c - 1 of them), and no check reads them.
-struct ShardLayout {
-  int64_t tokens = 0;   // T
-  int64_t d_model = 0;  // D
-  int64_t d_ff = 0;
-  int gpus = 1;    // G
-  int chunks = 1;  // c
-
-  int64_t rows_per_rank() const {  // R
-    const int64_t per_chunk = (tokens + int64_t(gpus) * chunks - 1) / (int64_t(gpus) * chunks);
-    return per_chunk * chunks;
-  }
-  int64_t rows_per_chunk() const { return rows_per_rank() / chunks; }  // S
-  int64_t padded_tokens() const { return gpus * rows_per_rank(); }     // G R
-  int64_t ff_per_rank() const { return d_ff / gpus; }                  // F
-  // The tokens among rank `rank`'s rows: its first tokens_of(rank) rows; the rest are padding.
-  int64_t tokens_of(int rank) const {
-    return std::clamp<int64_t>(tokens - rank * rows_per_rank(), 0, rows_per_rank());
-  }
-};
+// How the layer is cut, and where every row goes: rows.hpp (the lesson's exercise).
 
 // The most ranks the one-shot variant's kernels take (one pointer of each rank's buffers each).
 inline constexpr int kMostRanks = 16;
@@ -192,51 +170,6 @@ inline std::optional<std::string> contract_violation(const ShardLayout& layout) 
   if (layout.tokens < 1)
     return "--tokens " + std::to_string(layout.tokens) + ": the token count must be at least 1";
   return std::nullopt;
-}
-
-// ---- Where the rows go in the overlapped variant -----------------------------------------------
-//
-// The gathered X, H and P are in token order, as NCCL's all-gather leaves them: rank q's rows are
-// rows [q R, (q+1) R), and chunk s of rank q is rows q R + s S .. q R + (s+1) S. Rank r takes the
-// ranks' rows in turn:
-//   - the first GEMM starts with its own rows, which it reads from its shard with no copy, then
-//     takes rank r + 1's, r + 2's, ... (mod G), each as soon as the copy engines have pulled it;
-//   - the second GEMM takes the other ranks' rows first, r + 1's to r - 1's, so that each is
-//     pushed to its owner while the next is computed, and its own rows last: they stay, written
-//     straight into its own receive slot.
-// With G = 2, c = 1 (R = 4 rows per rank), token rows t0..t7, on rank 0:
-//
-//   first GEMM:  t0 t1 t2 t3 (its shard)  then  t4 t5 t6 t7 (pulled from rank 1)
-//   second GEMM: t4 t5 t6 t7 (pushed to rank 1's slot 0)  then  t0 t1 t2 t3 (its own slot 0)
-
-// The rank whose rows step `step` (0 .. G-1) of the first GEMM takes on rank `rank`: its own first.
-inline int first_gemm_rank(int rank, int step, int gpus) { return (rank + step) % gpus; }
-
-// The rank whose rows step `step` (0 .. G-1) of the second GEMM takes on rank `rank`: the next
-// rank's first, its own last.
-inline int second_gemm_rank(int rank, int step, int gpus) { return (rank + 1 + step) % gpus; }
-
-// A run of contiguous rows copied from one buffer to another.
-struct RowBlock {
-  int64_t source_row = 0;
-  int64_t destination_row = 0;
-  int64_t rows = 0;
-};
-
-// The gather: chunk `chunk` of rank `source_rank`'s shard of X (rows of the shard) into the
-// gathered X (rows of X). On the pulling rank's own shard it names the rows the first GEMM reads
-// in place.
-inline RowBlock pulled_block(const ShardLayout& layout, int chunk, int source_rank) {
-  const int64_t rows = layout.rows_per_chunk();
-  return {chunk * rows, source_rank * layout.rows_per_rank() + chunk * rows, rows};
-}
-
-// The scatter: chunk `chunk` of the rows that rank `destination_rank` owns, from this rank's P
-// (rows of P) into this rank's slot of the destination's receive buffer (rows of a slot). On this
-// rank's own rows it names where the second GEMM writes them in its own slot.
-inline RowBlock pushed_block(const ShardLayout& layout, int chunk, int destination_rank) {
-  const int64_t rows = layout.rows_per_chunk();
-  return {destination_rank * layout.rows_per_rank() + chunk * rows, chunk * rows, rows};
 }
 
 // What each GEMM and each copy of one overlapped layer on rank `rank` works on, in the order the

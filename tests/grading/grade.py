@@ -4,7 +4,8 @@
 Usage: grade.py NN SUBMISSION [--results DIR] [--build-dir DIR] [--quick] [--run-timeout S]
                 [--secret-file FILE] [--keep-build] [--jobs N] [--deadline S]
 
-SUBMISSION is a kernel.cuh, or a folder or archive (.tar, .tar.gz, .zip) that holds one.
+SUBMISSION is a kernel.cuh (or the exercise file its lesson.json names: lesson 19's rows.hpp), or a
+folder or archive (.tar, .tar.gz, .zip) that holds one.
 
   1. Splice: only the text inside the submission's exercise regions counts; it goes into the
      course's own kernel.cuh (launch, harness, reference and timing stay the course's). Changes
@@ -20,7 +21,9 @@ SUBMISSION is a kernel.cuh, or a folder or archive (.tar, .tar.gz, .zip) that ho
      infrastructure error). Reruns must give the same bits; compute-sanitizer memcheck,
      racecheck and synccheck at a small ragged shape (sanitizers.py reads their verdicts). Then,
      if everything else passed, performance against the course's solution (report.py), alone on
-     the GPU.
+     the GPU. A lesson that is a layer over GPUs (lesson 19) runs token counts on one GPU instead
+     of shapes, each checking the layer and rehearsing every rank count's copies, with reruns and
+     without sanitizers or timing (Grader.gpu_layer).
   6. Write results.json (Gradescope's format) and summary.txt, whatever the submission did.
 
 The hidden shapes come from the secret: the environment variable GRADE_SECRET, or the file named
@@ -81,6 +84,10 @@ TREE_LOCK_WAIT_SECONDS = 1200  # another job's configure and build of the same g
 DEFAULT_RUN_SECONDS = 20       # per correctness run, plus the time its arithmetic could need
 MAX_HANGS = 2                  # after this many killed runs the remaining runs are not started
 CHECK_RUN = ["--iters", "1", "--warmup", "0"]  # a correctness run times next to nothing
+# A tensor-parallel lesson (lesson 19) on one GPU: the canary checks a few tokens; the hand-out's
+# probe asks whether there is a GPU (exit 2 if not: its other outcomes are not read).
+TENSOR_PARALLEL_CANARY = ["--gpus", "1", "--tokens", "8", "--chunks", "2", "--check-only"]
+TENSOR_PARALLEL_PROBE = ["--gpus", "1", "--tokens", "1", "--check-only"]
 PERFORMANCE_PAIRS = 20
 QUICK_PERFORMANCE_PAIRS = 5
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck")
@@ -108,23 +115,25 @@ class UsageError(Exception):
 
 
 def read_submission(path, lesson):
-    """(text, name) of the submission's kernel.cuh: the file itself, or the one inside a folder
-    or archive (the one at the lesson's own path if there are several)."""
+    """(text, name) of the submission's exercise file (kernel.cuh; lesson 19's rows.hpp): the
+    file itself, or the one inside a folder or archive (the one at the lesson's own path if there
+    are several)."""
     path = Path(path)
+    exercise = lesson.exercise
     hand_in = f"hand in {lesson.kernel} (the file, or a folder or archive that holds it)"
 
     def pick(candidates, where):
         if not candidates:
-            raise SubmissionError(f"no kernel.cuh in {where}: {hand_in}")
+            raise SubmissionError(f"no {exercise} in {where}: {hand_in}")
         exact = [name for name in candidates if name.endswith(lesson.kernel)]
         if len(exact) == 1 or len(candidates) == 1:
             return (exact or candidates)[0]
-        raise SubmissionError(f"{where} holds several kernel.cuh and none at {lesson.kernel}: "
+        raise SubmissionError(f"{where} holds several {exercise} and none at {lesson.kernel}: "
                               + ", ".join(sorted(candidates)))
 
     try:
         if path.is_dir():
-            found = {str(file.relative_to(path)): file for file in path.rglob("kernel.cuh")
+            found = {str(file.relative_to(path)): file for file in path.rglob(exercise)
                      if file.is_file() and not file.is_symlink()}
             name = pick(list(found), path.name)
             data = found[name].read_bytes()[:SUBMISSION_MAX_BYTES + 1]
@@ -133,13 +142,13 @@ def read_submission(path, lesson):
         elif tarfile.is_tarfile(path):
             with tarfile.open(path) as archive:
                 members = {member.name: member for member in archive.getmembers()
-                           if member.isfile() and member.name.endswith("kernel.cuh")}
+                           if member.isfile() and member.name.endswith(exercise)}
                 name = pick(list(members), path.name)
                 data = archive.extractfile(members[name]).read(SUBMISSION_MAX_BYTES + 1)
         elif zipfile.is_zipfile(path):
             with zipfile.ZipFile(path) as archive:
                 members = [info.filename for info in archive.infolist()
-                           if not info.is_dir() and info.filename.endswith("kernel.cuh")]
+                           if not info.is_dir() and info.filename.endswith(exercise)]
                 name = pick(members, path.name)
                 with archive.open(name) as file:
                     data = file.read(SUBMISSION_MAX_BYTES + 1)
@@ -502,16 +511,18 @@ class Grader:
         if self.in_handout:
             # No solution to run in a hand-out: only find out whether there is a GPU at all.
             if why == "start":
-                probe = self.run(self.executable, ["--m", "8", "--n", "8", "--k", "8", "--no-check",
-                                                   *CHECK_RUN], CANARY_SECONDS, "gpu_probe")
+                probe_arguments = (TENSOR_PARALLEL_PROBE if self.lesson.tensor_parallel else
+                                   ["--m", "8", "--n", "8", "--k", "8", "--no-check", *CHECK_RUN])
+                probe = self.run(self.executable, probe_arguments, CANARY_SECONDS, "gpu_probe",
+                                 result_file=not self.lesson.tensor_parallel)
                 if probe.exit_code == 2:
                     raise NoGpu(probe.last_lines(2))
             return
         with self.counting:
             self.canaries += 1
             name = f"canary_{self.canaries}"
-        result = self.run(self.baseline, ["--m", "128", "--n", "128", "--k", "128", *CHECK_RUN],
-                          CANARY_SECONDS, name)
+        result = self.run(self.baseline, TENSOR_PARALLEL_CANARY if self.lesson.tensor_parallel else
+                          ["--m", "128", "--n", "128", "--k", "128", *CHECK_RUN], CANARY_SECONDS, name)
         if result.exit_code == 2:
             # The grading host must have a GPU: a missing one (or one lost during grading, as a
             # process that survives its kill can leave it) is the host's fault, never a score.
@@ -532,7 +543,8 @@ class Grader:
         """Runs one shape: (passed, text, seconds, report), or None when hangs stopped the runs."""
         if self.hangs >= MAX_HANGS:
             return None
-        result = self.run(self.executable, shape.arguments() + CHECK_RUN, self.run_timeout(shape),
+        timing_off = [] if self.lesson.tensor_parallel else CHECK_RUN  # its runs: --check-only
+        result = self.run(self.executable, shape.arguments() + timing_off, self.run_timeout(shape),
                           f"{label}_{shape.name}")
         if result.timed_out:
             self.hung(f"the run of {shape.name}")
@@ -552,6 +564,8 @@ class Grader:
         if report is None:
             return False, f"no result: {result.result_problem} ({describe_exit(code)}){tail}"
         check = report.get("check") if isinstance(report.get("check"), dict) else {}
+        if self.lesson.tensor_parallel:
+            return self.judge_layer(code, report, check, shape, tail)
         expected = {"lesson": self.lesson_id, "m": shape.m, "n": shape.n, "k": shape.k, "seed": shape.seed}
         wrong = {key: report.get(key) for key, value in expected.items() if report.get(key) != value}
         if shape.fused and not shape.epilogue.matches(report.get("epilogue")):
@@ -574,6 +588,29 @@ class Grader:
             details = (f"it wrote {early.get('d_elements')} elements of D and "
                        f"{early.get('workspace_words')} 2-byte words of its workspace before the "
                        "kernel ahead of it had finished (which may still read them); " + details)
+        if code == 0 and check.get("passed") is True:
+            return True, details
+        if check.get("passed") is True:
+            return False, f"the check passed, but then the run failed ({describe_exit(code)}): {details}{tail}"
+        verdict = "wrong result" if check.get("passed") is False else "the report has no check verdict"
+        return False, f"{verdict} ({describe_exit(code)}): {details}{tail}"
+
+    def judge_layer(self, code, report, check, run, tail):
+        """A tensor-parallel run's verdict: the report must describe the run, and its check (the
+        layer's variants and the rehearsal of every rank count's copies) must have passed."""
+        expected = {"lesson": self.lesson_id, "gpus": 1, "tokens": [run.tokens], "chunks": run.chunks,
+                    "seed": run.seed}
+        wrong = {key: report.get(key) for key, value in expected.items() if report.get(key) != value}
+        if wrong:
+            return False, (f"the report does not describe this run (expected {expected}, it says "
+                           f"{wrong}): {clipped(str(report), 400)}")
+        rehearsal = check.get("rehearsal") if isinstance(check.get("rehearsal"), dict) else {}
+        details = (f"the layer's four variants: max normalized error "
+                   f"{check.get('max_normalized_error', 'n/a')} (passes <= 1), "
+                   f"{check.get('mismatches', '?')} mismatches; the copies of "
+                   f"{', '.join(map(str, rehearsal.get('rank_counts') or [])) or 'no'} rank(s) "
+                   "rehearsed on the GPU: " + ("every row where it belongs" if rehearsal.get("passed")
+                                               else f"{rehearsal.get('first_failure') or 'no verdict'}"))
         if code == 0 and check.get("passed") is True:
             return True, details
         if check.get("passed") is True:
@@ -725,8 +762,52 @@ class Grader:
                 f"({report.get('lesson_tflops', 0):.1f} TFLOP/s; a short correctness run, not the "
                 "performance protocol).")
 
+    def gpu_layer(self):
+        """Everything that needs the GPU, for a lesson that is a layer over GPUs (lesson 19): its
+        token runs on one GPU, each checking the layer and rehearsing every rank count's copies,
+        and bit-identical reruns. No sanitizer runs (its ranks are processes that NCCL joins, which
+        compute-sanitizer does not follow), and performance is not timed: its regions are host
+        arithmetic that aims the copies, so its points follow from everything else passing."""
+        public = shapes.public_token_runs()
+        hidden = shapes.hidden_token_runs(self.secret, self.lesson_id) if self.secret else []
+        if self.quick:
+            public, hidden = public[:2], hidden[:1]
+            self.report.notes.append(f"Quick grade: {len(public)} public and {len(hidden)} hidden "
+                                     "token runs, one rerun.")
+        if self.report.public_mode:
+            self.report.notes.append("Public mode (no GRADE_SECRET): hidden runs and performance "
+                                     "were not graded.")
+        rerun = (public[-1:] + hidden[-1:])[:1 if self.quick else 2]
+        run_limits = [self.run_timeout(run) for run in public + hidden + rerun]
+        self.bound_seconds = CANARY_SECONDS * (1 + MAX_HANGS) + sum(run_limits) / self.jobs + (
+            max(run_limits) if self.jobs > 1 else 0)
+        lock_wait = self.time_for(GPU_LOCK_WAIT_SECONDS, "waiting for the GPU")
+        with gpu_lock(exclusive=self.jobs == 1, wait_seconds=lock_wait):
+            self.canary("start")
+            self.report.notes.append(
+                f"Time limits: {self.jobs} run(s) at once on the GPU (--jobs {self.jobs}); each run "
+                f"may take {min(run_limits):.0f}-{max(run_limits):.0f} s; the runs on the GPU, "
+                f"every one at its limit, {self.bound_seconds:.0f} s.")
+            first = [functools.partial(self.shape_test, "public", run) for run in public]
+            first += [functools.partial(self.shape_test, "hidden", run) for run in hidden]
+            for test in self.in_parallel(first):
+                self.report.add(*test)
+            for test in self.in_parallel([functools.partial(self.rerun_test, run) for run in rerun]):
+                self.report.add(*test)
+        blocked = self.performance_blocked()
+        if blocked:
+            if blocked != "public mode":
+                self.report.not_run["performance"] = blocked
+            return
+        self.report.add("performance", "performance", True,
+                        "not timed: this lesson's regions are host arithmetic that decides where "
+                        "rows go, not how fast they move; the points follow from everything else "
+                        "passing (docs/grading.md)")
+
     def gpu(self):
         """Everything that needs the GPU (step 5)."""
+        if self.lesson.tensor_parallel:
+            return self.gpu_layer()
         k_multiple = self.describe()["k_multiple"]
         public = shapes.public_shapes(ROOT, k_multiple)
         hidden = (shapes.hidden_shapes(self.secret, self.lesson_id, public, k_multiple)
@@ -869,7 +950,8 @@ def check_usage(lesson_text, submission):
 def main(argv=None):
     parser = OneLineParser(prog="grade", description="Grade one homework submission.")
     parser.add_argument("lesson", help="lesson number, e.g. 08")
-    parser.add_argument("submission", help="a kernel.cuh, or a folder or archive holding one")
+    parser.add_argument("submission", help="a kernel.cuh (lesson 19: rows.hpp), or a folder or "
+                        "archive holding one")
     parser.add_argument("--results", type=Path, help="where to write results.json and summary.txt "
                         "(default: build-grading/results/lessonNN-<time>)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build-grading",

@@ -440,10 +440,50 @@ def render_homework_page(lesson, lesson_regions, source, targets_table):
     if host_checks:
         technique += ", and the host check" + ("s " if len(host_checks) > 1 else " ") + \
             ", ".join(f"`{name}`" for name in host_checks) + " passes on your code"
+    number = f"{lesson.id:02d}"
     return template.substitute(
-        id=f"{lesson.id:02d}", slug=lesson.slug, folder=lesson.folder, title=lesson.title,
+        id=number, slug=lesson.slug, folder=lesson.folder, title=lesson.title,
         tasks=tasks, region_count=len(lesson_regions), technique=technique, source=source,
-        targets=targets_table)
+        targets=targets_table, exercise=lesson.exercise,
+        **(LAYER_PAGE if lesson.tensor_parallel else GEMM_PAGE)(number))
+
+
+# What HOMEWORK.md says of testing and grading: a GEMM lesson, and a layer over GPUs (lesson 19),
+# whose runs are token counts on one GPU (shapes.token_runs, grade.Grader.gpu_layer).
+def GEMM_PAGE(number):
+    return {
+        "stopped": "kernel",
+        "self_test": (f"make lesson{number} && ./lesson{number} --m 333 --n 136 --k 264    # both check lines must say PASS\n"
+                      f"./lesson{number}                                                # 4096^3: checked, then timed\n"
+                      f"cmake --build build --target gpu_tests && (cd build && ctest -R lesson{number})"),
+        "grader_checks": "checks the machine code, and runs every public shape, the reruns and the\nsanitizers",
+        "public_graded": "every shape of the course's GPU test list (`tests/gpu/lesson_shapes_test.cu`)",
+        "hidden_graded": ("ragged, tiny, skinny and large shapes and input seeds you have not seen, "
+                          "all inside the shape contract (M >= 1, N and K multiples of 8)"),
+        "robustness_graded": ("the same inputs twice give the same bits; compute-sanitizer memcheck, "
+                              "racecheck and synccheck find nothing at a small ragged shape"),
+        "performance_graded": ("only when everything else passed: your kernel timed against the "
+                               "course's solution, alternately, on two large shapes; full points at "
+                               "0.9 of its speed or better, proportionally less below"),
+    }
+
+
+def LAYER_PAGE(number):
+    return {
+        "stopped": "program",
+        "self_test": (f"make lesson{number} && ./lesson{number} --gpus 1 --tokens 1,7,1000 --chunks 3 --check-only\n"
+                      "    # every variant's check must pass, and the rehearsal line must say every row\n"
+                      "    # is where it belongs\n"
+                      f"./build/tests/host_check_row_mapping                       # 1 to 16 ranks, on the host"),
+        "grader_checks": ("runs the host check, and runs every public token count on one GPU (each run "
+                          "checks the layer and\nrehearses the copies of every rank count) and the reruns"),
+        "public_graded": "the token counts of the lesson's GPU test (1, 7, 256 and 1000), each in 2-4 chunks per rank",
+        "hidden_graded": ("one token, an odd count, a count that no rank count divides, and a large "
+                          "one, in chunk counts and seeds you have not seen"),
+        "robustness_graded": "the same run twice gives the same figures",
+        "performance_graded": ("not timed: your regions decide where rows go, not how fast they move; "
+                               "the points follow from everything else passing"),
+    }
 
 
 # ---- The leak check ------------------------------------------------------------------------------
@@ -454,7 +494,7 @@ def distinctive_solution_lines(root, lesson_id):
     line that an earlier lesson spells out too gives the answer away just the same: the earlier
     lesson must change, or the exercise."""
     folder = course_lessons.lesson_folders(root)[lesson_id]
-    return regions.solution_lines((root / folder / "kernel.cuh").read_text())
+    return regions.solution_lines((root / folder / course_lessons.exercise_file(root / folder)).read_text())
 
 
 # Two lines of an answer that follow each other in its region give it away when a file holds them

@@ -2,8 +2,9 @@
 
 Each lesson is a folder lessons/NN_slug/ with its description, lesson.json (its title, the operands
 it reads, whether it computes the fused epilogue: profiles/lesson_description.py, which the build
-reads too), and a kernel.cuh that defines `namespace lessonNN` and has one line that says which
-instructions its machine code must contain (docs/grading.md):
+reads too), and an exercise file, kernel.cuh (or the file lesson.json names: lesson 19's rows.hpp),
+that defines `namespace lessonNN` and has one line that says which instructions its machine code
+must contain (docs/grading.md):
 
     // Graded instruction signature: HGMMA UTMALDG SYNCS.PHASECHK
 
@@ -37,10 +38,17 @@ class Lesson:
     # Computes D = act(alpha * A * B^T + beta * C + bias) (lessons 15-17): graded with it too
     # (shapes.fused_runs).
     fused_epilogue: bool = False
+    exercise: str = "kernel.cuh"  # the file with the exercise regions, in the folder
+    runs: str = "gemm"            # "gemm", or "tensor_parallel" (lesson 19: shapes.token_runs)
 
     @property
     def kernel(self):
-        return f"{self.folder}/kernel.cuh"
+        """The exercise file, from the course's root: what a submission is spliced into."""
+        return f"{self.folder}/{self.exercise}"
+
+    @property
+    def tensor_parallel(self):
+        return self.runs == "tensor_parallel"
 
     @property
     def namespace(self):
@@ -67,19 +75,29 @@ def read_lesson(folder, root):
         description = describe(folder)
     except DescriptionError as error:
         raise LessonError(str(error)) from None
-    kernel = folder / "kernel.cuh"
+    kernel = folder / description["exercise"]
     signature = read_signature(kernel.read_text(), str(kernel.relative_to(root)))
     return Lesson(description["id"], description["slug"], description["title"],
-                  str(folder.relative_to(root)), signature, description["fused_epilogue"])
+                  str(folder.relative_to(root)), signature, description["fused_epilogue"],
+                  description["exercise"], description["runs"])
+
+
+def exercise_file(folder):
+    """The name of a lesson folder's exercise file: the one its lesson.json names, else kernel.cuh
+    (a malformed lesson.json is read_lesson's to report)."""
+    try:
+        return describe(folder)["exercise"]
+    except DescriptionError:
+        return "kernel.cuh"
 
 
 def lesson_folders(root):
-    """{id: "lessons/NN_slug"} for every lesson folder with a kernel.cuh, by folder name alone
+    """{id: "lessons/NN_slug"} for every lesson folder with an exercise file, by folder name alone
     (a lesson in progress that breaks a convention is still listed)."""
     root = Path(root)
     return {int(folder.name[:2]): str(folder.relative_to(root))
             for folder in sorted((root / "lessons").glob("[0-9][0-9]_*"))
-            if (folder / "kernel.cuh").is_file()}
+            if (folder / exercise_file(folder)).is_file()}
 
 
 def not_gradeable(root, lesson_id):
@@ -88,8 +106,8 @@ def not_gradeable(root, lesson_id):
     folders = lesson_folders(root)
     others = sorted((root / "lessons").glob(f"{lesson_id:02d}_*"))
     if others:
-        return (f"lesson {lesson_id:02d} ({others[0].name}) has no kernel.cuh and so no exercise "
-                "region: it is read and run, not handed out or graded (lessons with homework: "
+        return (f"lesson {lesson_id:02d} ({others[0].name}) has no exercise file and so no "
+                "exercise region: it is read and run, not handed out or graded (lessons with homework: "
                 + ", ".join(f"{number:02d}" for number in sorted(folders)) + ")")
     return (f"no lesson {lesson_id:02d} under lessons/ (have: "
             + ", ".join(f"{number:02d}" for number in sorted(folders)) + ")")

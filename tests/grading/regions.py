@@ -165,16 +165,20 @@ def replace_bodies(text, bodies_by_name):
 
 
 def with_exercise_include(text):
-    """The file, including common/exercise.hpp (in order among its other common/ includes)."""
+    """The file, including common/exercise.hpp: in order among its other common/ includes, or in a
+    group of its own after its standard ones when it has none (lesson 19's rows.hpp)."""
     if EXERCISE_INCLUDE in text:
         return text
     lines = text.split("\n")
     includes = [index for index, line in enumerate(lines) if line.startswith('#include "')]
-    if not includes:
-        raise RegionError("the kernel has no #include \"...\" line to put common/exercise.hpp next to")
-    later = [index for index in includes if lines[index] > EXERCISE_INCLUDE]
-    position = later[0] if later else includes[-1] + 1
-    lines.insert(position, EXERCISE_INCLUDE)
+    if includes:
+        later = [index for index in includes if lines[index] > EXERCISE_INCLUDE]
+        lines.insert(later[0] if later else includes[-1] + 1, EXERCISE_INCLUDE)
+        return "\n".join(lines)
+    standard = [index for index, line in enumerate(lines) if line.startswith("#include <")]
+    if not standard:
+        raise RegionError("the exercise file has no #include line to put common/exercise.hpp next to")
+    lines[standard[-1] + 1:standard[-1] + 1] = ["", EXERCISE_INCLUDE]
     return "\n".join(lines)
 
 

@@ -252,3 +252,77 @@ def quick_hidden(shapes):
     """The first hidden shape of each category but skinny (a quick grade's share)."""
     firsts = first_of_each_category(shapes)
     return [firsts[category] for category in ("ragged", "tiny", "large") if category in firsts]
+
+
+# ---- A lesson that is a layer over GPUs (lesson 19: lesson.json's "runs": "tensor_parallel") ----
+#
+# Its runs are token counts, each on one GPU, in a number of chunks per rank, every check on and
+# no timing: `lessonNN --gpus 1 --tokens T --chunks C --seed S --check-only`. Each run checks the
+# layer's four variants and rehearses the copies of every rank count on its GPU. The public runs
+# are those of the lesson's own GPU test, each in its own number of chunks; the hidden ones are
+# drawn from the secret as the hidden shapes are: one token, an odd count, a count no chunk count
+# divides, and a large one, in 2 to 5 chunks.
+PUBLIC_TOKEN_RUNS = ((1, 2), (7, 3), (256, 4), (1000, 2))
+HIDDEN_TOKEN_CATEGORIES = ("one_token", "odd", "uneven", "large")
+# The layer's arithmetic per token (Llama 3.1 8B's MLP, lesson 17: two GEMMs of 4096 x 14336),
+# done by four variants and a reference, for a run's time limit.
+TOKEN_RUN_FLOPS_PER_TOKEN = 5 * 2 * 2 * 4096 * 14336
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenRun:
+    name: str
+    tokens: int
+    chunks: int
+    seed: int
+    hidden: bool = False
+
+    @property
+    def flops(self):
+        return TOKEN_RUN_FLOPS_PER_TOKEN * self.tokens
+
+    def describe(self):
+        return f"{self.tokens} token(s) in {self.chunks} chunk(s) per rank, one GPU, seed {self.seed}"
+
+    def arguments(self):
+        return ["--gpus", "1", "--tokens", str(self.tokens), "--chunks", str(self.chunks),
+                "--seed", str(self.seed), "--check-only"]
+
+
+def public_token_runs():
+    return [TokenRun(f"tokens_{tokens}_chunks_{chunks}", tokens, chunks, PUBLIC_SEED_BASE + index)
+            for index, (tokens, chunks) in enumerate(PUBLIC_TOKEN_RUNS)]
+
+
+def _draw_tokens(rng, category, chunks):
+    if category == "one_token":
+        return 1
+    if category == "odd":
+        return 2 * rng.randint(4, 127) + 1
+    if category == "uneven":  # no rank count times this chunk count divides it
+        while True:
+            tokens = rng.randint(257, 2047)
+            if all(tokens % (gpus * chunks) for gpus in (2, 4, 7, 8, 14, 16)):
+                return tokens
+    if category == "large":
+        return rng.randint(2048, 4096)
+    raise ValueError(category)
+
+
+def hidden_token_runs(secret, lesson_id):
+    """The hidden runs of a tensor-parallel lesson for this secret (bytes), one per category of
+    HIDDEN_TOKEN_CATEGORIES, none equal to a public run."""
+    taken = set(PUBLIC_TOKEN_RUNS)
+    runs = []
+    for index, category in enumerate(HIDDEN_TOKEN_CATEGORIES):
+        digest = hmac.new(secret, f"lesson{lesson_id:02d}/tokens/{index}".encode(), hashlib.sha256).digest()
+        rng = random.Random(int.from_bytes(digest, "big"))
+        while True:
+            chunks = rng.randint(2, 5)
+            tokens = _draw_tokens(rng, category, chunks)
+            if (tokens, chunks) not in taken:
+                break
+        taken.add((tokens, chunks))
+        runs.append(TokenRun(f"{category}_{tokens}_chunks_{chunks}", tokens, chunks,
+                             rng.getrandbits(62), hidden=True))
+    return runs

@@ -312,7 +312,7 @@ class Validation:
         return found
 
     def submission_file(self, variant):
-        path = self.logs / "submissions" / variant.name / "kernel.cuh"
+        path = self.logs / "submissions" / variant.name / lessons.load(ROOT, variant.lesson).exercise
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(variant.text)
         return path
@@ -331,7 +331,8 @@ class Validation:
                 checks = regions.host_checks(lesson_regions)
                 folder = folders[variant.name] = self.tree.add(lesson, spliced, checks, with_pair=True)
                 mine = [folder.target("lesson")] + [folder.target(f"check_{check}") for check in checks]
-                mine += [folder.target("pair")] if variant.kind == "solution" else []
+                timed = variant.kind == "solution" and not lesson.tensor_parallel
+                mine += [folder.target("pair")] if timed else []
                 targets += mine
                 must_build += [] if variant.may_fail_to_build else mine
             references = [f"lesson{number:02d}" for number in catalog]

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "lessons/19_tensor_parallel/plan.hpp"
+#include "lessons/19_tensor_parallel/rehearsal.hpp"
 #include "common/multi_gpu/ranks.hpp"
 
 namespace {
@@ -61,7 +62,8 @@ TEST(TensorParallelOptions, DefaultsAreEveryGpuOneChunkAndDecodeToPrefillTokenCo
 TEST(TensorParallelOptions, ReadsEveryFlag) {
   const Options options = parse({"--gpus", "2", "--tokens", "256,1024", "--chunks", "8",
                                  "--check-only", "--seed", "7", "--csv", "out.csv", "--iters",
-                                 "12", "--timeout", "60", "--commit", "abc1234"});
+                                 "12", "--timeout", "60", "--commit", "abc1234",
+                                 "--result-file", "run.json"});
   EXPECT_EQ(options.gpus, 2);
   EXPECT_EQ(options.token_counts, (std::vector<int64_t>{256, 1024}));
   EXPECT_EQ(options.chunks, 8);
@@ -71,6 +73,7 @@ TEST(TensorParallelOptions, ReadsEveryFlag) {
   EXPECT_EQ(options.pairs, 12);
   EXPECT_EQ(options.timeout_seconds, 60);
   EXPECT_EQ(options.commit, "abc1234");
+  EXPECT_EQ(options.result_file, "run.json");
   EXPECT_TRUE(parse({"--help"}).help);
   EXPECT_TRUE(parse({"--timeline"}).timeline);
   EXPECT_FALSE(parse({}).timeline);
@@ -86,6 +89,7 @@ TEST(TensorParallelOptions, RejectsBadCommandLinesNamingTheFlag) {
   EXPECT_NE(usage_error({"--tokens", "many"}).find("--tokens"), std::string::npos);
   EXPECT_EQ(usage_error({"--tokens", ""}), "--tokens needs a list of integers, got ''");
   EXPECT_EQ(usage_error({"--csv", ""}), "--csv needs a file name");
+  EXPECT_EQ(usage_error({"--result-file", ""}), "--result-file needs a file name");
   EXPECT_NE(usage_error({"--timeout", "-1"}).find("--timeout"), std::string::npos);
 }
 
@@ -181,55 +185,31 @@ TEST(TensorParallelChoice, TheFastestCandidateOnItsSlowestRank) {
 
 // ---- Where the rows go -------------------------------------------------------------------------
 
-// The overlapped variant's copies, replayed on token numbers: every rank's shard is pulled into
-// the gathered X (pulled_block; a rank's own rows are read in place, from the same rows of its
-// shard), the GEMMs keep the rows where they are, and every rank pushes the rows of P into the
-// receive slots (pushed_block; a rank's own rows are written in place, to the same rows of its own
-// slot). Every token of every rank's Y must arrive exactly once, from every sender, in the row of
-// its rank's shard that it started in.
+// The overlapped variant's copies, replayed on token numbers in host memory, as every run of the
+// lesson replays them on its GPU (rehearsal.hpp): for every rank count that splits d_ff, every
+// rank's shard pulled into its gathered X (pulled_block), every rank's P pushed into its slot of
+// every owner (pushed_block); every token must land once, in its row.
 TEST(TensorParallelRows, EveryTokenRowLandsOnceInItsRankAndPosition) {
-  for (const int gpus : {1, 2, 4, 7, 8})
-    for (const int chunks : {1, 2, 4})
-      for (const int64_t tokens_past : {int64_t(0), int64_t(2 * gpus * chunks), int64_t(1)}) {
-        const ShardLayout l = layout(int64_t(gpus) * chunks + tokens_past, gpus, chunks);
-        const int64_t per_rank = l.rows_per_rank();
-        SCOPED_TRACE(testing::Message() << gpus << " GPUs, " << chunks << " chunks, "
-                                        << l.tokens << " tokens");
-        // Gather: row g of the gathered X holds token gathered[g] (padding included: G R rows).
-        std::vector<int64_t> gathered(size_t(l.padded_tokens()), -1);
-        for (int chunk = 0; chunk < chunks; ++chunk)
-          for (int source = 0; source < gpus; ++source) {
-            const lesson19::RowBlock block = lesson19::pulled_block(l, chunk, source);
-            for (int64_t i = 0; i < block.rows; ++i) {
-              int64_t& row = gathered[size_t(block.destination_row + i)];
-              EXPECT_EQ(row, -1) << "gathered row " << block.destination_row + i << " twice";
-              row = source * per_rank + block.source_row + i;
-            }
-          }
-        for (const int64_t token : gathered) ASSERT_NE(token, -1) << "a gathered row unwritten";
-        // Scatter: every sender pushes the rows of its P (in the gathered order) into its slot of
-        // every receiver. landed[receiver][sender][row] is the token that arrived there.
-        const std::vector<int64_t> empty_slot(size_t(per_rank), -1);
-        std::vector<std::vector<std::vector<int64_t>>> landed(
-            size_t(gpus), std::vector<std::vector<int64_t>>(size_t(gpus), empty_slot));
-        for (int sender = 0; sender < gpus; ++sender)
-          for (int chunk = 0; chunk < chunks; ++chunk)
-            for (int receiver = 0; receiver < gpus; ++receiver) {
-              const lesson19::RowBlock block = lesson19::pushed_block(l, chunk, receiver);
-              for (int64_t i = 0; i < block.rows; ++i) {
-                const size_t slot_row = size_t(block.destination_row + i);
-                int64_t& row = landed[size_t(receiver)][size_t(sender)][slot_row];
-                EXPECT_EQ(row, -1) << "slot row written twice";
-                row = gathered[size_t(block.source_row + i)];
-              }
-            }
-        for (int receiver = 0; receiver < gpus; ++receiver)
-          for (int sender = 0; sender < gpus; ++sender)
-            for (int64_t row = 0; row < per_rank; ++row)
-              ASSERT_EQ(landed[size_t(receiver)][size_t(sender)][size_t(row)],
-                        receiver * per_rank + row)
-                  << "rank " << receiver << ", slot " << sender << ", row " << row;
-      }
+  for (const int chunks : {1, 2, 3, 4, 8})
+    for (const int64_t tokens : {1, 2, 5, 7, 64, 97, 1000, 4099}) {
+      SCOPED_TRACE(testing::Message() << tokens << " tokens, " << chunks << " chunks");
+      lesson19::rehearsal::HostRows buffers;
+      const lesson19::RehearsalReport report =
+          lesson19::rehearse_exchange(tokens, chunks, kDff, buffers);
+      EXPECT_TRUE(report.passed()) << report.first_failure;
+      EXPECT_EQ(report.rank_counts, (std::vector<int>{1, 2, 4, 7, 8, 14, 16}));
+    }
+}
+
+// The rehearsal's verdict on the layout itself: every token held, whole chunks, the fewest rows.
+TEST(TensorParallelRows, TheRehearsalNamesAWrongLayout) {
+  EXPECT_FALSE(lesson19::rehearsal::layout_fault(layout(5, 2, 1)));
+  EXPECT_FALSE(lesson19::rehearsal::layout_fault(layout(1, 16, 4)));
+  lesson19::RowBlock inside{0, 4, 4};
+  EXPECT_TRUE(lesson19::rehearsal::inside(inside, 4, 8));
+  EXPECT_FALSE(lesson19::rehearsal::inside(inside, 3, 8));
+  EXPECT_FALSE(lesson19::rehearsal::inside(inside, 4, 7));
+  EXPECT_FALSE(lesson19::rehearsal::inside({-1, 0, 1}, 4, 8));
 }
 
 TEST(TensorParallelRows, TheGatheredXIsInTokenOrder) {

@@ -117,10 +117,26 @@ class BrokenDescriptions(unittest.TestCase):
 
     def test_a_good_description(self):
         folder = self.folder(text=json.dumps(GOOD))
-        expected = {"id": 3, "slug": "synthetic", **GOOD}
+        expected = {"id": 3, "slug": "synthetic", **GOOD, "exercise": "kernel.cuh", "runs": "gemm"}
         self.assertEqual(describe(folder), expected)
         if shutil.which("cmake"):
             self.assertEqual(cmake_description(folder), (0, cpp_initializer(expected)))
+
+    def test_a_lesson_that_is_not_one_gemm(self):
+        """The two optional fields (Python only: the build compiles no such lesson)."""
+        folder = self.folder(text=json.dumps({**GOOD, "exercise": "rows.hpp",
+                                              "runs": "tensor_parallel"}))
+        self.assertEqual(describe(folder)["exercise"], "rows.hpp")
+        self.assertEqual(describe(folder)["runs"], "tensor_parallel")
+        for case, (field, value, words) in enumerate((
+                ("exercise", "../kernel.cuh", "must name a .cuh or .hpp file"),
+                ("exercise", 3, "'exercise' must be a string"),
+                ("runs", "nccl", "runs must be one of gemm, tensor_parallel"))):
+            with self.subTest(field=field, value=value):
+                with self.assertRaises(DescriptionError) as raised:
+                    describe(self.folder(f"0{4 + case}_synthetic",
+                                         text=json.dumps({**GOOD, field: value})))
+                self.assertIn(words, str(raised.exception))
 
     def test_each_broken_description_is_named_with_what_is_wrong(self):
         file = "lessons/03_synthetic/lesson.json"
