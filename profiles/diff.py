@@ -63,8 +63,11 @@ def lesson_number(text):
 
 def lesson_folder(lessons_dir, number):
     """lessons/NN_slug/ of lesson `number`, with its kernel.cuh; a UsageError if there is none."""
-    folders = sorted(path for path in Path(lessons_dir).glob(f"{number:02d}_*")
-                     if (path / "kernel.cuh").is_file())
+    named = sorted(Path(lessons_dir).glob(f"{number:02d}_*"))
+    folders = [path for path in named if (path / "kernel.cuh").is_file()]
+    if named and not folders:
+        raise UsageError(f"lesson {number:02d} ({named[0].name}) has no kernel.cuh: it is not one "
+                         "GEMM kernel to diff against its parent's (its README says what it adds)")
     if not folders:
         raise UsageError(f"no lesson {number:02d} under {relative_to_here(lessons_dir)}")
     if len(folders) > 1:

@@ -19,6 +19,7 @@ import binaries  # noqa: E402  (after the path is set)
 import grade  # noqa: E402
 import runs  # noqa: E402
 import sanitizers  # noqa: E402
+import shapes  # noqa: E402
 from test_grading_runs import Environment, FakeTree  # noqa: E402
 
 FIXTURES = REPOSITORY / "tests" / "tools" / "fixtures" / "grading" / "sanitizer"
@@ -223,6 +224,55 @@ class Messages(unittest.TestCase):
         self.assertEqual(first, "failed (exit code 1 (the check failed)): FAIL iteration_ns: tile "
                                 "128 x 256, cluster 2: 10 ns, expected 20 ns")
         self.assertIn("FAIL iteration_ns: tile 128 x 64, cluster 1: 3 ns, expected 5 ns", rest)
+
+
+class TensorParallelRuns(unittest.TestCase):
+    """Lesson 19's runs: token counts on one GPU, drawn from the secret, judged from the report
+    that `lesson19 --result-file` writes."""
+
+    def test_hidden_runs_come_from_the_secret(self):
+        first = shapes.hidden_token_runs(b"one secret", 19)
+        self.assertEqual(first, shapes.hidden_token_runs(b"one secret", 19))
+        self.assertNotEqual(first, shapes.hidden_token_runs(b"another secret", 19))
+        self.assertEqual([run.name.split("_")[0] for run in first], ["one", "odd", "uneven", "large"])
+        public = {(run.tokens, run.chunks) for run in shapes.public_token_runs()}
+        for secret in (b"a", b"b", b"c", b"d"):
+            for run in shapes.hidden_token_runs(secret, 19):
+                self.assertTrue(run.hidden)
+                self.assertNotIn((run.tokens, run.chunks), public)
+                self.assertTrue(2 <= run.chunks <= 5 and 1 <= run.tokens <= 4096, run)
+                self.assertEqual(run.arguments()[:2], ["--gpus", "1"])
+                self.assertIn("--check-only", run.arguments())
+
+    def judge(self, code, report):
+        run = shapes.public_token_runs()[1]
+        grader = type("Grader", (), {"lesson_id": 19})()
+        return grade.Grader.judge_layer(grader, code, report, report.get("check", {}), run, "")
+
+    def report(self, passed, rehearsal_passed=True, **changes):
+        run = shapes.public_token_runs()[1]
+        return {"lesson": 19, "gpus": 1, "tokens": [run.tokens], "chunks": run.chunks,
+                "seed": run.seed, **changes,
+                "check": {"passed": passed, "max_normalized_error": 0.33, "mismatches": 0,
+                          "rehearsal": {"passed": rehearsal_passed, "rank_counts": [1, 2],
+                                        "first_failure": "" if rehearsal_passed else
+                                        "2 rank(s), the gather of rank 0: row 0 holds token 1"}}}
+
+    def test_a_passing_run(self):
+        passed, text = self.judge(0, self.report(True))
+        self.assertTrue(passed, text)
+        self.assertIn("every row where it belongs", text)
+
+    def test_a_misplaced_row_names_the_rehearsal(self):
+        passed, text = self.judge(1, self.report(False, rehearsal_passed=False))
+        self.assertFalse(passed)
+        self.assertIn("row 0 holds token 1", text)
+        self.assertNotIn("max normalized error", text)
+
+    def test_a_report_of_another_run(self):
+        passed, text = self.judge(0, self.report(True, chunks=1))
+        self.assertFalse(passed)
+        self.assertIn("does not describe this run", text)
 
 
 class Usage(unittest.TestCase):
