@@ -1117,5 +1117,57 @@ class DeeperRingTable(unittest.TestCase):
                       prose(LESSON_16))
 
 
+class Lesson19ProfileTable(unittest.TestCase):
+    """Lesson 19's "Profile it": each variant's kernels on one GPU, from ncu's rows in
+    profiles/reference/h200/lesson19_one_gpu_1024.csv (a variant's run: the kernels after the
+    poison before it, up to the comparison after it), and the sums the sentences give."""
+
+    HEADER = "| variant | its kernels, us | in all, us |"
+    DATA = REPOSITORY / "profiles" / "reference" / "h200" / "lesson19_one_gpu_1024.csv"
+    VARIANTS = ("stream order (NCCL + lesson 17)", "one-shot (peer memory + lesson 17)",
+                "overlapped (copy engines + lesson 17)", "cuBLASLt + NCCL")
+    NAMES = {"lesson19::one_shot_gather_kernel": "gather", "lesson19::one_shot_push_kernel": "push",
+             "lesson19::sum_slots_kernel": "sum of the slots", "lesson19::barrier_kernel": "barrier"}
+    CHECK_KERNELS = ("poison_kernel", "sum_squares_kernel")
+
+    def setUp(self):
+        needs(LESSON_19, self.DATA)
+        rows = read_rows(self.DATA)
+        first_poison = next(i for i, row in enumerate(rows) if "poison_kernel" in row["kernel"])
+        self.runs = [[]]
+        for row in rows[first_poison:]:
+            if "compare_kernel" in row["kernel"]:
+                self.runs.append([])
+            elif not any(name in row["kernel"] for name in self.CHECK_KERNELS):
+                self.runs[-1].append(row)
+        self.runs = [run for run in self.runs if run]
+        self.assertEqual(len(self.runs), len(self.VARIANTS))
+
+    @staticmethod
+    def us(rows):
+        return sum(int(row["gpu__time_duration.sum"]) for row in rows) / 1000
+
+    def test_rows(self):
+        lines = table_after(LESSON_19, self.HEADER)[2:]
+        self.assertEqual(len(lines), len(self.VARIANTS))
+        for line, variant, run in zip(lines, self.VARIANTS, self.runs):
+            kernels = ", ".join(f"{self.NAMES.get(row['kernel'], 'GEMM')} {self.us([row]):.1f}"
+                                for row in run)
+            self.assertEqual(line, table_line([variant, kernels, f"{self.us(run):.1f}"]))
+
+    def test_sentences(self):
+        text = prose(LESSON_19)
+        one_shot, overlapped, stream = self.runs[1], self.runs[2], self.runs[0]
+        exchange = [row for row in one_shot if row["kernel"] in self.NAMES]
+        overlapped_exchange = [row for row in overlapped if row["kernel"] in self.NAMES]
+        self.assertIn(f"{rounded(Decimal(str(self.us(exchange))), 0)} us for the one-shot variant's "
+                      f"three, {rounded(Decimal(str(self.us(overlapped_exchange))), 0)} us for the "
+                      "overlapped variant's barriers and sum", text)
+        gemms = [row for row in overlapped if row["kernel"] not in self.NAMES]
+        self.assertIn(f"takes {self.us(gemms[:2]):.1f} us against {self.us(stream[:1]):.1f} for one "
+                      f"of 1024, and the second, whose halves run 128 x 128 tiles, "
+                      f"{self.us(gemms[2:]):.1f} against {self.us(stream[1:]):.1f}", text)
+
+
 if __name__ == "__main__":
     unittest.main()
