@@ -24,6 +24,8 @@ SWEEPS = REPOSITORY / "profiles" / "sweeps"
 RESULTS_H100 = REPOSITORY / "docs" / "results" / "h100.csv"  # make bench's, the ladder's figures
 LESSON_15 = REPOSITORY / "lessons" / "15_tma_store_epilogue" / "README.md"
 LESSON_16 = REPOSITORY / "lessons" / "16_shape_heuristics" / "README.md"
+# Lesson 16's measurements past its current figures: the H100's, the H200's steps, what was left out.
+LESSON_16_MEASURED = REPOSITORY / "lessons" / "16_shape_heuristics" / "measurements.md"
 LESSON_17 = REPOSITORY / "lessons" / "17_dependent_launch" / "README.md"
 LESSON_18 = REPOSITORY / "lessons" / "18_fp8_block_scaled" / "README.md"
 LESSON_19 = REPOSITORY / "lessons" / "19_tensor_parallel" / "README.md"
@@ -478,13 +480,13 @@ class Lesson16BenchTables(unittest.TestCase):
         self.assertTrue(all(row["check"] == "pass" for row in rows))
         return rows
 
-    def check_shapes(self, header, data, figures_of):
+    def check_shapes(self, page, header, data, figures_of):
         # A shape of the standard sweep that is also a workload (8192^3) is timed twice: the table
         # gives the first run, the standard sweep's.
         by_label = {}
         for row in self.plain_rows(data):
             by_label.setdefault(shape_label(row), row)
-        lines = table_after(LESSON_16, header)[2:]
+        lines = table_after(page, header)[2:]
         self.assertGreater(len(lines), 0)
         for line in lines:
             label = cells_of(line)[0]
@@ -493,10 +495,10 @@ class Lesson16BenchTables(unittest.TestCase):
             row = by_label[shape]
             self.assertEqual(unbold(line), table_line([label] + figures_of(row)))
 
-    def check_workloads(self, data, first_line):
+    def check_workloads(self, page, data, first_line):
         ratios = {(int(row["m"]), int(row["n"]), int(row["k"])): float(row["ratio"])
                   for row in self.plain_rows(data)}
-        lines = table_after(LESSON_16, first_line)
+        lines = table_after(page, first_line)
         self.assertEqual(lines[0], self.WORKLOAD_HEADER)
         for line in lines[2:]:
             tokens = int(cells_of(line)[0])
@@ -506,24 +508,24 @@ class Lesson16BenchTables(unittest.TestCase):
                 [str(tokens)] + [f"{ratio:.3f}" for ratio in row] + [f"{mean:.3f}"]))
 
     def test_h100_shapes(self):
-        self.check_shapes("| shape | TFLOP/s | / cuBLAS | SM clock |",
+        self.check_shapes(LESSON_16_MEASURED, "| shape | TFLOP/s | / cuBLAS | SM clock |",
                           SWEEPS / "bench_16_plain_h100.csv",
                           lambda row: [f"{float(row['lesson_tflops']):.1f}",
                                        percent(row["ratio"]), f"{row['sm_mhz_median']} MHz"])
 
     def test_h200_shapes(self):
-        self.check_shapes("| shape | configuration chosen | TFLOP/s | / cuBLAS | SM clock |",
+        self.check_shapes(LESSON_16, "| shape | configuration chosen | TFLOP/s | / cuBLAS | SM clock |",
                           SWEEPS / "bench_16_h200.csv",
                           lambda row: [row["configuration"], f"{float(row['lesson_tflops']):.1f}",
                                        percent(row["ratio"]), f"{row['sm_mhz_median']} MHz"])
 
     def test_h100_workloads(self):
-        self.check_workloads(SWEEPS / "bench_16_plain_h100.csv",
+        self.check_workloads(LESSON_16_MEASURED, SWEEPS / "bench_16_plain_h100.csv",
                              "The workload set, ratio to cuBLAS per layer (M = tokens, N x K the "
                              "layer):")
 
     def test_h200_workloads(self):
-        self.check_workloads(SWEEPS / "bench_16_h200.csv",
+        self.check_workloads(LESSON_16, SWEEPS / "bench_16_h200.csv",
                              "The workload set on the H200, ratio to cuBLAS per layer:")
 
 
@@ -534,7 +536,7 @@ class Lesson16BenchTables(unittest.TestCase):
                  for row in self.plain_rows(SWEEPS / "bench_15_16_h200_0d1d1d4.csv")
                  if row["lesson"] == "16"}
         header = self.WORKLOAD_HEADER.replace(" geometric mean |", "")
-        lines = table_after(LESSON_16, header)[2:]
+        lines = table_after(LESSON_16_MEASURED, header)[2:]
         self.assertGreater(len(lines), 0)
         for line in lines:
             tokens = int(cells_of(line)[0])
@@ -618,7 +620,7 @@ class DecodeSwapTable(unittest.TestCase):
     DATA = SWEEPS / "decode_swap_16_h200.csv"
 
     def rows_by_shape(self):
-        needs(LESSON_16, self.DATA)
+        needs(LESSON_16_MEASURED, self.DATA)
         measured = read_rows(self.DATA)
         self.assertTrue(all(row["check"] == "pass" for row in measured))
         shapes = {}
@@ -638,7 +640,7 @@ class DecodeSwapTable(unittest.TestCase):
 
     def test_rows(self):
         shapes = self.rows_by_shape()
-        lines = table_after(LESSON_16, self.HEADER)[2:]
+        lines = table_after(LESSON_16_MEASURED, self.HEADER)[2:]
         self.assertGreater(len(lines), 0)
         for line in lines:
             shape = tuple(cells_of(line)[0].split(" x "))
@@ -651,7 +653,7 @@ class DecodeSwapTable(unittest.TestCase):
 
     def test_geometric_means(self):
         shapes = self.rows_by_shape()
-        text = prose(LESSON_16)
+        text = prose(LESSON_16_MEASURED)
         for swapped, words in ((False, "the best configuration as given is"),
                                (True, "best swapped one")):
             ratios = [float(self.best(rows, swapped)["ratio"]) for rows in shapes.values()]
@@ -841,7 +843,7 @@ class Lesson16FusedTables(unittest.TestCase):
         after, before = (SWEEPS / "fused_epilogue_16_h200.csv",
                          SWEEPS / "fused_epilogue_16_h200_before.csv")
         plain_workloads = SWEEPS / "bench_16_h200_75a002f.csv"
-        needs(LESSON_16, after, before, plain_workloads)
+        needs(LESSON_16_MEASURED, after, before, plain_workloads)
         self.after = {kind: self.rows_by_shape(after, kind) for kind in (self.WITH_C, self.GELU, "plain")}
         self.before = {kind: self.rows_by_shape(before, kind) for kind in (self.WITH_C, self.GELU)}
         self.plain_workloads = self.rows_by_shape(plain_workloads, "plain")
@@ -852,7 +854,7 @@ class Lesson16FusedTables(unittest.TestCase):
         return f"{float(row['ratio']):.3f} ({row['sm_mhz_median']})"
 
     def test_rows(self):
-        lines = table_after(LESSON_16, self.HEADER)[2:]
+        lines = table_after(LESSON_16_MEASURED, self.HEADER)[2:]
         self.assertEqual(len(lines), len(self.after[self.WITH_C]))
         for line in lines:
             label = cells_of(line)[0]
@@ -880,7 +882,7 @@ class Lesson16FusedTables(unittest.TestCase):
             ["gelu(+ bias), before"] + [summary(self.before[self.GELU], g, False) for g in groups],
             ["gelu(+ bias)"] + [summary(self.after[self.GELU], g, True) for g in groups],
         ]
-        lines = table_after(LESSON_16, self.SUMMARY_HEADER)[2:]
+        lines = table_after(LESSON_16_MEASURED, self.SUMMARY_HEADER)[2:]
         self.assertEqual([unbold(line) for line in lines],
                          [unbold(table_line(cells)) for cells in expected])
 
@@ -1043,7 +1045,7 @@ class NarrowTilesTable(unittest.TestCase):
     NARROW = ("128x64_c2_dp", "64x32_c1_dp", "64x32_c1_sk2")
 
     def setUp(self):
-        needs(LESSON_16, self.DATA)
+        needs(LESSON_16_MEASURED, self.DATA)
         rows = read_rows(self.DATA)
         self.assertTrue(all(row["check"] == "pass" for row in rows))
         self.shapes = {}
@@ -1056,7 +1058,7 @@ class NarrowTilesTable(unittest.TestCase):
         return next(row for name, row in self.shapes[shape].items() if name not in self.NARROW)
 
     def test_rows(self):
-        lines = table_after(LESSON_16, self.HEADER)[2:]
+        lines = table_after(LESSON_16_MEASURED, self.HEADER)[2:]
         self.assertGreater(len(lines), 0)
         for line in lines:
             shape = cells_of(line)[0]
@@ -1071,13 +1073,13 @@ class NarrowTilesTable(unittest.TestCase):
                     for shape in self.shapes for name in self.NARROW}
         nearest = max(relative, key=relative.get)
         self.assertLess(relative[nearest], 1.0)
-        text = prose(LESSON_16)
+        text = prose(LESSON_16_MEASURED)
         self.assertIn(f"None of the three was the best on any of the {len(self.shapes)} shapes; the "
                       f"nearest came within {(1 - relative[nearest]) * 100:.1f}% "
                       f"({nearest[1].split('_')[0].replace('x', ' x ')} at {nearest[0]})", text)
         decode = [relative[(f"{tokens} x 4096 x 4096", "64x32_c1_dp")] for tokens in (16, 32, 64)]
         self.assertIn(f"were {(1 - max(decode)) * 100:.0f}-{(1 - min(decode)) * 100:.0f}% slower "
-                      f"than its split-K picks", text)
+                      f"than its split-K picks", prose(LESSON_16))  # the README's profile
 
 
 class DeeperRingTable(unittest.TestCase):
@@ -1089,7 +1091,7 @@ class DeeperRingTable(unittest.TestCase):
     DATA = SWEEPS / "stages_64x64_16_h200.csv"
 
     def setUp(self):
-        needs(LESSON_16, self.DATA)
+        needs(LESSON_16_MEASURED, self.DATA)
         rows = read_rows(self.DATA)
         self.assertTrue(all(row["check"] == "pass" for row in rows))
         self.ratios = {}
@@ -1104,7 +1106,7 @@ class DeeperRingTable(unittest.TestCase):
         return sum(rounds) / len(rounds)
 
     def test_rows(self):
-        lines = table_after(LESSON_16, self.HEADER)[2:]
+        lines = table_after(LESSON_16_MEASURED, self.HEADER)[2:]
         self.assertEqual(len(lines), len(self.ratios) // 2)
         changes = []
         for line in lines:
@@ -1114,7 +1116,7 @@ class DeeperRingTable(unittest.TestCase):
             self.assertEqual(line, table_line([shape, f"{shallow:.3f}", f"{deep:.3f}",
                                                f"{changes[-1] * 100:+.1f}%"]))
         self.assertIn(f"From {min(changes) * 100:+.1f}% to {max(changes) * 100:+.1f}%: level",
-                      prose(LESSON_16))
+                      prose(LESSON_16_MEASURED))
 
 
 class Lesson19ProfileTable(unittest.TestCase):
@@ -1167,6 +1169,23 @@ class Lesson19ProfileTable(unittest.TestCase):
         self.assertIn(f"takes {self.us(gemms[:2]):.1f} us against {self.us(stream[:1]):.1f} for one "
                       f"of 1024, and the second, whose halves run 128 x 128 tiles, "
                       f"{self.us(gemms[2:]):.1f} against {self.us(stream[1:]):.1f}", text)
+
+
+class KernelLineCounts(unittest.TestCase):
+    """The line counts the READMEs give of a lesson's kernel.cuh, against the file."""
+
+    CASES = ((REPOSITORY / "lessons" / "01_naive", "[`kernel.cuh`](kernel.cuh) top to bottom ({} lines)"),
+             (REPOSITORY / "lessons" / "15_tma_store_epilogue", "400 that day, {} now)"))
+
+    def test_counts(self):
+        for folder, words in self.CASES:
+            with self.subTest(folder=folder.name):
+                needs(folder / "kernel.cuh")
+                text = (folder / "kernel.cuh").read_text()
+                if "gemm::exercise::unwritten();" in text:
+                    self.skipTest("a hand-out's kernel, its regions cut")
+                lines = len(text.splitlines())
+                self.assertIn(words.format(lines), prose(folder / "README.md"))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from test_figure_sources import LESSON_16, SWEEPS, needs, prose, table_after  # noqa: E402
+from test_figure_sources import LESSON_16, LESSON_16_MEASURED, SWEEPS, needs, prose, table_after  # noqa: E402
 
 HEADER = "| shape (M x N x K) | set | model's pick | best measured | loss | pick / cuBLAS | best / cuBLAS |"
 SUMMARY = re.compile(r"^(fitted|held-out) shapes: (\d+); geometric mean of the pick ([\d.]+) of "
@@ -47,15 +47,16 @@ class ModelReportTables(unittest.TestCase):
     def test_the_h100_table_and_summary(self):
         lines, summaries = report(SWEEPS / "configs_16.csv", "h100")
         table = [line for line in lines if line.startswith("|")]
-        self.assertEqual(table_after(LESSON_16, HEADER), table)
+        self.assertEqual(table_after(LESSON_16_MEASURED, HEADER), table)
+        measured = prose(LESSON_16_MEASURED)
         count, pick, best, lowest, within, judged = summaries["fitted"]
         self.assertIn(f"**Fitted ({count} shapes):** the pick's geometric mean is **{pick}** of "
                       f"cuBLAS (the best configuration per shape: {best}), lowest {lowest}; within "
-                      f"3% of the best on **{within} of {judged}**.", self.text)
+                      f"3% of the best on **{within} of {judged}**.", measured)
         count, pick, best, lowest, within, judged = summaries["held-out"]
         self.assertIn(f"**Held out ({count} shapes):** **{pick}** (best: {best}), lowest {lowest} "
-                      f"at", self.text)
-        self.assertIn(f"within 3% of the best on **{within} of {judged}**.", self.text)
+                      f"at", measured)
+        self.assertIn(f"within 3% of the best on **{within} of {judged}**.", measured)
 
     def test_the_h200_summary(self):
         _, summaries = report(SWEEPS / "configs_16_h200.csv", "h200")
