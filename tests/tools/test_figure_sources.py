@@ -1028,6 +1028,12 @@ class Lesson16ProfileTable(unittest.TestCase):
             values = sorted(self.median(shape, side, metric) / scale for shape in decode)
             return f"{values[0]:.{decimals}f}-{values[1]:.{decimals}f}"
 
+        threads = {side: {row["launch__block_size"] for (_, kind), rows in self.sides.items()
+                          if kind == side for row in rows} for side in ("cuBLAS", "lesson16")}
+        self.assertEqual(len(threads["cuBLAS"]), 1)
+        self.assertEqual(len(threads["lesson16"]), 1)
+        self.assertIn(f"Every cuBLAS kernel here runs blocks of {threads['cuBLAS'].pop()} threads, "
+                      f"lesson 16's 64-row tiles {threads['lesson16'].pop()}", text)
         lesson_dram = {f"{self.median(shape, 'lesson16', self.DRAM):.0f}" for shape in decode}
         self.assertEqual(len(lesson_dram), 1)
         self.assertIn(f"cuBLAS keeps DRAM {span('cuBLAS', self.DRAM, 1, 0)}% busy and lesson 16 "
