@@ -279,7 +279,7 @@ class SettingSweepTables(unittest.TestCase):
 
     def test_every_sweep_table(self):
         checked = 0
-        for readme in sorted(REPOSITORY.glob("lessons/*/README.md")):
+        for readme in sorted(REPOSITORY.glob("lessons/*/*.md")):
             lines = readme.read_text().splitlines()
             for start, header in enumerate(lines):
                 if not self.HEADER.match(header):

@@ -10,7 +10,7 @@ sys.path.insert(0, str(REPOSITORY / "profiles"))
 
 import pictures  # noqa: E402  (after the path is set)
 
-PAGES = ("lessons/*/README.md", "docs/*.md", "README.md")
+PAGES = ("lessons/*/*.md", "docs/*.md", "README.md")
 
 
 class Pictures(unittest.TestCase):
