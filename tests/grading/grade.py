@@ -222,6 +222,39 @@ class gpu_lock:
         self.lock.close()
 
 
+def gemm_check_details(check):
+    """What a GEMM lesson's report says of its check, in one line for the student."""
+    error = check.get("max_normalized_error")
+    details = (f"max normalized error {error if error is not None else 'n/a'} (passes <= 1), "
+               f"{check.get('mismatches', '?')} mismatches, {check.get('nan_or_inf', '?')} NaN/Inf, "
+               f"{check.get('unwritten', '?')} unwritten, "
+               f"{check.get('guard_overwritten', '?')} written past the end of D")
+    if check.get("flag_bytes_left_set"):
+        details = (f"it left {check.get('flag_bytes_left_set')} bytes of its workspace's flags "
+                   "set, which the next launch on a workspace zeroed once takes for parts "
+                   "already counted; " + details)
+    early = check.get("early_writes") if isinstance(check.get("early_writes"), dict) else {}
+    if early.get("d_elements") or early.get("workspace_words"):
+        details = (f"it wrote {early.get('d_elements')} elements of D and "
+                   f"{early.get('workspace_words')} 2-byte words of its workspace before the "
+                   "kernel ahead of it had finished (which may still read them); " + details)
+    return details
+
+
+def layer_check_details(check):
+    """What a tensor-parallel lesson's report says of its check (the layer's variants, and the
+    rehearsal of every rank count's copies), in one line for the student."""
+    rehearsal = check.get("rehearsal") if isinstance(check.get("rehearsal"), dict) else {}
+    rehearsed = (f"the copies of {', '.join(map(str, rehearsal.get('rank_counts') or [])) or 'no'} "
+                 "rank(s) rehearsed on the GPU: ")
+    if rehearsal.get("passed") is True:
+        return (f"the layer's four variants: max normalized error "
+                f"{check.get('max_normalized_error', 'n/a')} (passes <= 1), "
+                f"{check.get('mismatches', '?')} mismatches; {rehearsed}every row where it belongs")
+    return (f"{rehearsed}{rehearsal.get('first_failure') or 'no verdict'} (the layer itself does "
+            "not run where its copies would misplace rows)")
+
+
 class Grader:
     def __init__(self, lesson_id, submission, results, build_dir, quick=False, secret=None,
                  run_seconds=DEFAULT_RUN_SECONDS, keep_build=False, jobs=1, deadline_seconds=None):
@@ -564,56 +597,11 @@ class Grader:
         if report is None:
             return False, f"no result: {result.result_problem} ({describe_exit(code)}){tail}"
         check = report.get("check") if isinstance(report.get("check"), dict) else {}
-        if self.lesson.tensor_parallel:
-            return self.judge_layer(code, report, check, shape, tail)
-        expected = {"lesson": self.lesson_id, "m": shape.m, "n": shape.n, "k": shape.k, "seed": shape.seed}
-        wrong = {key: report.get(key) for key, value in expected.items() if report.get(key) != value}
-        if shape.fused and not shape.epilogue.matches(report.get("epilogue")):
-            expected["epilogue"] = shape.epilogue.formula
-            wrong["epilogue"] = report.get("epilogue")
+        expected, wrong = shape.described_by(report, self.lesson_id)
         if wrong:
             return False, (f"the report does not describe this run (expected {expected}, it says "
                            f"{wrong}): {clipped(str(report), 400)}")
-        error = check.get("max_normalized_error")
-        details = (f"max normalized error {error if error is not None else 'n/a'} (passes <= 1), "
-                   f"{check.get('mismatches', '?')} mismatches, {check.get('nan_or_inf', '?')} NaN/Inf, "
-                   f"{check.get('unwritten', '?')} unwritten, "
-                   f"{check.get('guard_overwritten', '?')} written past the end of D")
-        if check.get("flag_bytes_left_set"):
-            details = (f"it left {check.get('flag_bytes_left_set')} bytes of its workspace's flags "
-                       "set, which the next launch on a workspace zeroed once takes for parts "
-                       "already counted; " + details)
-        early = check.get("early_writes") if isinstance(check.get("early_writes"), dict) else {}
-        if early.get("d_elements") or early.get("workspace_words"):
-            details = (f"it wrote {early.get('d_elements')} elements of D and "
-                       f"{early.get('workspace_words')} 2-byte words of its workspace before the "
-                       "kernel ahead of it had finished (which may still read them); " + details)
-        if code == 0 and check.get("passed") is True:
-            return True, details
-        if check.get("passed") is True:
-            return False, f"the check passed, but then the run failed ({describe_exit(code)}): {details}{tail}"
-        verdict = "wrong result" if check.get("passed") is False else "the report has no check verdict"
-        return False, f"{verdict} ({describe_exit(code)}): {details}{tail}"
-
-    def judge_layer(self, code, report, check, run, tail):
-        """A tensor-parallel run's verdict: the report must describe the run, and its check (the
-        layer's variants and the rehearsal of every rank count's copies) must have passed."""
-        expected = {"lesson": self.lesson_id, "gpus": 1, "tokens": [run.tokens], "chunks": run.chunks,
-                    "seed": run.seed}
-        wrong = {key: report.get(key) for key, value in expected.items() if report.get(key) != value}
-        if wrong:
-            return False, (f"the report does not describe this run (expected {expected}, it says "
-                           f"{wrong}): {clipped(str(report), 400)}")
-        rehearsal = check.get("rehearsal") if isinstance(check.get("rehearsal"), dict) else {}
-        rehearsed = (f"the copies of {', '.join(map(str, rehearsal.get('rank_counts') or [])) or 'no'} "
-                     "rank(s) rehearsed on the GPU: ")
-        if rehearsal.get("passed") is True:
-            details = (f"the layer's four variants: max normalized error "
-                       f"{check.get('max_normalized_error', 'n/a')} (passes <= 1), "
-                       f"{check.get('mismatches', '?')} mismatches; {rehearsed}every row where it belongs")
-        else:
-            details = (f"{rehearsed}{rehearsal.get('first_failure') or 'no verdict'} (the layer "
-                       "itself does not run where its copies would misplace rows)")
+        details = layer_check_details(check) if self.lesson.tensor_parallel else gemm_check_details(check)
         if code == 0 and check.get("passed") is True:
             return True, details
         if check.get("passed") is True:

@@ -493,8 +493,7 @@ def distinctive_solution_lines(root, lesson_id):
     distinctive line of its regions (regions.solution_lines), wherever else the course has it. A
     line that an earlier lesson spells out too gives the answer away just the same: the earlier
     lesson must change, or the exercise."""
-    folder = course_lessons.lesson_folders(root)[lesson_id]
-    return regions.solution_lines((root / folder / course_lessons.exercise_file(root / folder)).read_text())
+    return regions.solution_lines((root / course_lessons.load(root, lesson_id).kernel).read_text())
 
 
 # Two lines of an answer that follow each other in its region give it away when a file holds them

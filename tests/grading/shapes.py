@@ -134,6 +134,16 @@ class Shape:
         return (["--m", str(self.m), "--n", str(self.n), "--k", str(self.k), "--seed", str(self.seed)]
                 + (self.epilogue.arguments() if self.fused else []))
 
+    def described_by(self, report, lesson_id):
+        """(what the report of this run of lesson `lesson_id` must say, what it says instead:
+        empty when it describes the run)."""
+        expected = {"lesson": lesson_id, "m": self.m, "n": self.n, "k": self.k, "seed": self.seed}
+        wrong = {key: report.get(key) for key, value in expected.items() if report.get(key) != value}
+        if self.fused and not self.epilogue.matches(report.get("epilogue")):
+            expected["epilogue"] = self.epilogue.formula
+            wrong["epilogue"] = report.get("epilogue")
+        return expected, wrong
+
 
 def public_shapes(root, k_multiple=8):
     """The public list's shapes whose K is a multiple of k_multiple (all of them for 8)."""
@@ -287,6 +297,13 @@ class TokenRun:
     def arguments(self):
         return ["--gpus", "1", "--tokens", str(self.tokens), "--chunks", str(self.chunks),
                 "--seed", str(self.seed), "--check-only"]
+
+    def described_by(self, report, lesson_id):
+        """As Shape.described_by, for the report `lessonNN --result-file` writes of a layer."""
+        expected = {"lesson": lesson_id, "gpus": 1, "tokens": [self.tokens], "chunks": self.chunks,
+                    "seed": self.seed}
+        return expected, {key: report.get(key) for key, value in expected.items()
+                          if report.get(key) != value}
 
 
 def public_token_runs():
