@@ -123,6 +123,15 @@ def prose(readme):
     return " ".join(readme.read_text().split())
 
 
+def checked_rows(test, page, data):
+    """The rows of `data`, a sweep whose every run `page` quotes; the test fails unless every row's
+    check passed (a figure of a wrong product is no figure), and skips without the two files."""
+    needs(page, data)
+    rows = read_rows(data)
+    test.assertTrue(all(row["check"] == "pass" for row in rows), f"{data.name}: a failed check")
+    return rows
+
+
 def needs(*paths):
     missing = [str(path.relative_to(REPOSITORY)) for path in paths if not path.exists()]
     if missing:
@@ -620,9 +629,7 @@ class DecodeSwapTable(unittest.TestCase):
     DATA = SWEEPS / "decode_swap_16_h200.csv"
 
     def rows_by_shape(self):
-        needs(LESSON_16_MEASURED, self.DATA)
-        measured = read_rows(self.DATA)
-        self.assertTrue(all(row["check"] == "pass" for row in measured))
+        measured = checked_rows(self, LESSON_16_MEASURED, self.DATA)
         shapes = {}
         for row in measured:
             shapes.setdefault((row["m"], row["n"], row["k"]), []).append(row)
@@ -704,9 +711,7 @@ class Fp8StandardTable(unittest.TestCase):
         return table_line(cells)
 
     def test_rows(self):
-        needs(LESSON_18, self.DATA)
-        measured = read_rows(self.DATA)
-        self.assertTrue(all(row["check"] == "pass" for row in measured))
+        measured = checked_rows(self, LESSON_18, self.DATA)
         self.assertEqual(table_after(LESSON_18, self.HEADER)[2:],
                          [self.expected(row) for row in measured])
 
@@ -1051,9 +1056,7 @@ class NarrowTilesTable(unittest.TestCase):
     NARROW = ("128x64_c2_dp", "64x32_c1_dp", "64x32_c1_sk2")
 
     def setUp(self):
-        needs(LESSON_16_MEASURED, self.DATA)
-        rows = read_rows(self.DATA)
-        self.assertTrue(all(row["check"] == "pass" for row in rows))
+        rows = checked_rows(self, LESSON_16_MEASURED, self.DATA)
         self.shapes = {}
         for row in rows:
             self.shapes.setdefault(shape_label(row), {})[row["configuration"]] = row
@@ -1097,9 +1100,7 @@ class DeeperRingTable(unittest.TestCase):
     DATA = SWEEPS / "stages_64x64_16_h200.csv"
 
     def setUp(self):
-        needs(LESSON_16_MEASURED, self.DATA)
-        rows = read_rows(self.DATA)
-        self.assertTrue(all(row["check"] == "pass" for row in rows))
+        rows = checked_rows(self, LESSON_16_MEASURED, self.DATA)
         self.ratios = {}
         for row in rows:
             if row["forced"] == "yes" and row["configuration"] == "64x64_c1_split8":
