@@ -376,6 +376,10 @@ struct Bf16Configurations {
       configuration_entry<C<128, 128, 2, kCooperative, 64, 8, kSplitK>>("128x128_c2_split8"),
       configuration_entry<C<64, 128, 2, kCooperative, 64, 8, kSplitK>>("64x128_c2_split8"),
       configuration_entry<C<64, 64, 1, kCooperative, 64, 8, kSplitK>>("64x64_c1_split8"),
+      configuration_entry<C<64, 128, 4, kCooperative, 64, 8>>("64x128_c4_sk8"),
+      configuration_entry<C<64, 128, 4, kCooperative, 64, 8, kSplitK>>("64x128_c4_split8"),
+      configuration_entry<C<64, 128, 2, kPingPong, 64, kNever>>("64x128_c2_pp"),
+      configuration_entry<C<128, 128, 4, kCooperative, 64, 8>>("128x128_c4_sk8"),
   };
   static constexpr int kCount = int(sizeof(kEntries) / sizeof(kEntries[0]));
 
