@@ -39,7 +39,8 @@ namespace gemm::taught {
 // equal parts of at least MinIterations instead (gemm::plan_split_k), which the split-K scheduler
 // works through with less arithmetic before the first load than Stream-K's.
 template <int BlockM, int BlockN, int ClusterM, gemm::hopper::ConsumerKind Consumers,
-          int SubtileColumns, int64_t MinIterations, class Launch, bool SplitK = false>
+          int SubtileColumns, int64_t MinIterations, class Launch, bool SplitK = false,
+          int ClusterN = 1>
 struct Bf16Configuration {
   using Scheduler = std::conditional_t<
       SplitK, gemm::hopper::SplitKScheduler,
@@ -47,7 +48,8 @@ struct Bf16Configuration {
                          gemm::hopper::StreamKScheduler>>;
   template <int Stages>
   using TileOf =
-      gemm::hopper::KernelTile<BlockM, BlockN, ClusterM, Stages, Consumers, SubtileColumns>;
+      gemm::hopper::KernelTile<BlockM, BlockN, ClusterM, Stages, Consumers, SubtileColumns,
+                               /*EpilogueBuffers=*/2, ClusterN>;
   template <int Stages>
   using PlainKernelOf =
       gemm::hopper::Kernel<TileOf<Stages>, gemm::hopper::Bf16Mainloop,
@@ -136,8 +138,9 @@ struct Bf16Configurations {
   static constexpr ConsumerKind kPingPong = ConsumerKind::pingpong;
   static constexpr int64_t kNever = gemm::kNoStreamK;
   template <int M, int N, int ClusterM, ConsumerKind Consumers, int Subtile, int64_t MinIterations,
-            bool SplitK = false>
-  using C = Bf16Configuration<M, N, ClusterM, Consumers, Subtile, MinIterations, Launch, SplitK>;
+            bool SplitK = false, int ClusterN = 1>
+  using C = Bf16Configuration<M, N, ClusterM, Consumers, Subtile, MinIterations, Launch, SplitK,
+                              ClusterN>;
   static constexpr bool kSplitK = true;
 
   static constexpr ConfigurationEntry kEntries[] = {
@@ -159,6 +162,9 @@ struct Bf16Configurations {
       configuration_entry<C<128, 128, 2, kCooperative, 64, 8, kSplitK>>("128x128_c2_split8"),
       configuration_entry<C<64, 128, 2, kCooperative, 64, 8, kSplitK>>("64x128_c2_split8"),
       configuration_entry<C<64, 64, 1, kCooperative, 64, 8, kSplitK>>("64x64_c1_split8"),
+      configuration_entry<C<128, 64, 1, kCooperative, 64, 8, false, 2>>("128x64_n2_sk8"),
+      configuration_entry<C<128, 64, 1, kCooperative, 64, 8, kSplitK, 2>>("128x64_n2_split8"),
+      configuration_entry<C<128, 64, 1, kCooperative, 64, kNever, false, 2>>("128x64_n2_dp"),
   };
   static constexpr int kCount = int(sizeof(kEntries) / sizeof(kEntries[0]));
 

@@ -61,7 +61,7 @@ struct Kernel {
   using Epilogue = Epilogue_;
   using Scheduler = Scheduler_;
   using Launch = Launch_;
-  using Pipeline = taught::ClusterTmaPipeline<Tile::kStages, Tile::kClusterM>;
+  using Pipeline = taught::ClusterTmaPipeline<Tile::kStages, Tile::kClusterBlocks>;
 
   // The producer keeps its scheduler's registers; the math warpgroups take the rest
   // (consumer_registers, lesson 10). The work items the producer may run ahead of the math
@@ -94,7 +94,7 @@ struct Kernel {
 };
 
 #if defined(__CUDACC__)
-/// The kernel. One block of a cluster of Tile::kClusterM; cluster c of the persistent grid is
+/// The kernel. One block of a cluster of Tile::kClusterBlocks; cluster c of the persistent grid is
 /// worker c of the schedule.
 template <class K>
 __global__ void __launch_bounds__(K::Tile::kThreads, 1)
@@ -174,13 +174,16 @@ struct Configured {
                                       K::Mainloop::kOperandBytes,
                                       Tile::kPingPong,
                                       Tile::kStages,
-                                      Tile::kSubtileColumns};
+                                      Tile::kSubtileColumns,
+                                      /*split_k=*/false,
+                                      Tile::kClusterN};
 
   // How many clusters fit on the GPU at once: the persistent grid's workers. Every kind of
   // epilogue has the same threads and shared memory, so the same clusters fit.
   static int64_t workers() {
     allow_dynamic_shared_memory<gemm_kernel<K>>(K::kSharedBytes);
-    return resident_clusters<gemm_kernel<K>>(Tile::kClusterM, Tile::kThreads, K::kSharedBytes);
+    return resident_clusters<gemm_kernel<K>>(Tile::kClusterBlocks, Tile::kThreads,
+                                             K::kSharedBytes);
   }
 
   // The schedule of a problem with Stream-K's threshold `min_iterations` (kNoStreamK:
@@ -203,10 +206,11 @@ struct Configured {
     params.mainloop = K::Mainloop::template make_params<Tile>(args);
     params.epilogue = K::Epilogue::make_params(args);
     params.schedule = {plan, int(ceil_div<int64_t>(p.m, Tile::kBlockM * Tile::kClusterM)),
-                       int(ceil_div<int64_t>(p.n, Tile::kBlockN)), raster_group};
+                       int(ceil_div<int64_t>(p.n, Tile::kBlockN * Tile::kClusterN)), raster_group};
     params.workspace = Workspace::in(args.workspace, plan);
     allow_dynamic_shared_memory<gemm_kernel<K>>(K::kSharedBytes);
-    launch_clusters(gemm_kernel<K>, unsigned(plan.workers * Tile::kClusterM), Tile::kClusterM,
+    launch_clusters(gemm_kernel<K>, unsigned(plan.workers * Tile::kClusterBlocks),
+                    Tile::kClusterBlocks,
                     Tile::kThreads, K::kSharedBytes,
                     plan.sk_tiles > 0 ? Residency::all_at_once : Residency::any,
                     K::Launch::kAfterPrerequisite, stream, params);

@@ -5,6 +5,9 @@
 ///   BlockM x BlockN   the block's tile of D
 ///   ClusterM          blocks per cluster along M; each loads 1 / ClusterM of B's slice and
 ///                     multicasts it to the others (lesson 12)
+///   ClusterN          blocks per cluster along N (lesson 16), where ClusterM is 1: they share
+///                     A's slice instead, each loading 1 / ClusterN of its rows and multicasting
+///                     them; a tile taller than it is wide reads less from L2 so
 ///   Stages            slices in the shared-memory ring (lesson 08)
 ///   Consumers         how the math warpgroups share the work:
 ///                       cooperative: BlockM / 64 warpgroups split every tile along M, 64 rows
@@ -32,7 +35,7 @@ enum class ConsumerKind { cooperative, pingpong };
 
 template <int BlockM, int BlockN, int ClusterM, int Stages,
           ConsumerKind Consumers = ConsumerKind::cooperative, int SubtileColumns = 64,
-          int EpilogueBuffers = 2>
+          int EpilogueBuffers = 2, int ClusterN = 1>
 struct KernelTile
     : TileShape<BlockM, BlockN, Stages,
                 /*Consumers=*/Consumers == ConsumerKind::cooperative ? BlockM / kWarpgroupM : 1,
@@ -42,6 +45,14 @@ struct KernelTile
   // The block's math warpgroups, and with the producer warpgroup its threads.
   static constexpr int kMathWarpgroups = kPingPong ? 2 : BlockM / kWarpgroupM;
   static constexpr int kThreads = (1 + kMathWarpgroups) * 128;
+
+  // A cluster along N: the blocks of a cluster, and the rows of A's slice each loads.
+  static constexpr int kClusterN = ClusterN;
+  static constexpr int kClusterBlocks = ClusterM * ClusterN;
+  static constexpr int kASliceRows = BlockM / ClusterN;
+  static_assert(ClusterM == 1 || ClusterN == 1, "a cluster lies along M or along N");
+  static_assert(BlockM % ClusterN == 0 && kASliceRows % 8 == 0,
+                "each block of a cluster along N loads whole 8-row groups of A");
 
   // The epilogue's subtiles: one wgmma's 64 rows by SubtileColumns, each a TMA box in the swizzle
   // as wide as its rows, and the buffers per math warpgroup.

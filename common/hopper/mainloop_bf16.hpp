@@ -51,9 +51,15 @@ struct Bf16Mainloop {
   // 64-row box made a 7168 x 4096 product 46% slower than at M = 64 (29.5 against 20.2 us, the
   // same bytes from DRAM; H200, Nsight Compute, 2026-11-28). B's boxes are what one block of a
   // cluster loads and multicasts.
+  // In a cluster along N (lesson 16) A's boxes are the slice of the tile's rows that one block
+  // loads and multicasts, and B's the tile's.
   template <class Tile>
   static Params make_params(const GemmArgs& args) {
     const auto& p = args.problem;
+    if constexpr (Tile::kClusterN > 1)
+      return {make_tensor_map(args.a, kmajor_tile_map_args(p.m, p.k, Tile::kASliceRows, kSliceK)),
+              make_tensor_map(args.b, kmajor_tile_map_args(p.n, p.k, Tile::kBlockN, kSliceK)),
+              uint32_t(Tile::kStageBytes)};
     const int a_box_rows = operand_box_rows(p.m, Tile::kBlockM);
     return {make_tensor_map(args.a, kmajor_tile_map_args(p.m, p.k, a_box_rows, kSliceK)),
             make_tensor_map(args.b, kmajor_tile_map_args(p.n, p.k, Tile::kBSliceRows, kSliceK)),
@@ -74,9 +80,32 @@ struct Bf16Mainloop {
   __device__ static void load(Pipeline& pipeline, Ring<Tile>& ring, const Params& params,
                               const WorkItem& item, uint32_t rank,
                               PipelineState<Tile::kStages>& state) {
-    taught::load_k_range_multicast<Tile>(pipeline, ring, params.a_map, params.b_map, item.row0,
-                                         item.col0, rank, item.k_begin, item.k_end, state,
-                                         params.stage_bytes);
+    if constexpr (Tile::kClusterN > 1)
+      load_k_range_multicast_a<Tile>(pipeline, ring, params, item, rank, state);
+    else
+      taught::load_k_range_multicast<Tile>(pipeline, ring, params.a_map, params.b_map, item.row0,
+                                           item.col0, rank, item.k_begin, item.k_end, state,
+                                           params.stage_bytes);
+  }
+
+  // Lesson 12's loop with the operands' roles exchanged, for a cluster along N (lesson 16): the
+  // blocks share A's slice, each loading kASliceRows of its rows and multicasting them to every
+  // block, and each loads its own B. Every block's full barrier counts the whole stage.
+  template <class Tile, class Pipeline>
+  __device__ static void load_k_range_multicast_a(Pipeline& pipeline, Ring<Tile>& ring,
+                                                  const Params& params, const WorkItem& item,
+                                                  uint32_t rank,
+                                                  PipelineState<Tile::kStages>& state) {
+    const uint16_t every_block = (1u << Tile::kClusterBlocks) - 1;
+    for (int slice = item.k_begin; slice < item.k_end; ++slice) {
+      pipeline.producer_acquire(state, params.stage_bytes);
+      uint64_t* full = pipeline.full_barrier(state);
+      bf16* a_slice = ring.a[state.index] + rank * Tile::kASliceRows * kSliceK;
+      ptx::tma_load_2d_multicast(a_slice, &params.a_map, full, slice * kSliceK,
+                                 item.row0 + int(rank) * Tile::kASliceRows, every_block);
+      ptx::tma_load_2d(ring.b[state.index], &params.b_map, full, slice * kSliceK, item.col0);
+      state.advance();
+    }
   }
 
   template <class Tile, class Pipeline>

@@ -28,14 +28,14 @@ struct StreamKWorkspace {
 
   // The slot of the block of rank `rank` in Stream-K cluster tile `tile`.
   GEMM_HOST_DEVICE static constexpr int64_t slot(int64_t tile, uint32_t rank) {
-    return tile * Tile::kClusterM + rank;
+    return tile * kClusterBlocksOf<Tile> + rank;
   }
   // The bytes for a plan: the flags, rounded up to 256 bytes, then the partial sums.
   static constexpr size_t flag_bytes(const StreamKPlan& plan) {
-    return ceil_div<size_t>(size_t(plan.sk_tiles) * Tile::kClusterM * sizeof(uint32_t), 256) * 256;
+    return ceil_div<size_t>(size_t(plan.sk_tiles) * kClusterBlocksOf<Tile> * sizeof(uint32_t), 256) * 256;
   }
   static constexpr size_t bytes(const StreamKPlan& plan) {
-    return flag_bytes(plan) + size_t(plan.sk_tiles) * Tile::kClusterM * kTileFloats * sizeof(float);
+    return flag_bytes(plan) + size_t(plan.sk_tiles) * kClusterBlocksOf<Tile> * kTileFloats * sizeof(float);
   }
   // The workspace laid out in `memory` (at least bytes(plan) of it).
   static StreamKWorkspace in(void* memory, const StreamKPlan& plan) {

@@ -23,6 +23,7 @@ struct KernelShape {
   int stages = 4;                   // slices in the shared-memory ring
   int subtile_columns = 64;         // the width of the epilogue's subtiles (lesson 15)
   bool split_k = false;  // its schedules cut every tile into equal parts instead (plan_split_k)
+  int cluster_n = 1;     // blocks per cluster along N, where cluster_m is 1: they share A's slice
 };
 
 // The threshold of a configuration that never cuts tiles: a data-parallel schedule.
@@ -34,7 +35,7 @@ inline constexpr int64_t kNoStreamK = INT64_MAX;
 GEMM_HOST_DEVICE constexpr StreamKPlan plan_schedule(const KernelShape& shape,
                                                      const GemmProblem& p, int64_t workers) {
   const int64_t cluster_tiles = ceil_div<int64_t>(p.m, int64_t(shape.block_m) * shape.cluster_m) *
-                                ceil_div<int64_t>(p.n, shape.block_n);
+                                ceil_div<int64_t>(p.n, int64_t(shape.block_n) * shape.cluster_n);
   const int64_t k_iterations = ceil_div<int64_t>(p.k, shape.slice_k);
   if (shape.split_k)
     return plan_split_k(cluster_tiles, workers, k_iterations, shape.stream_k_min_iterations);
