@@ -1046,14 +1046,14 @@ class Lesson16ProfileTable(unittest.TestCase):
                       f"us against {span('lesson16', 'gpu__time_duration.sum', 1000, 1)}.", text)
 
 
-class NarrowTilesTable(unittest.TestCase):
-    """Lesson 16's narrow tiles: each row's best of the other configurations and the three narrow
-    ones' ratios, from narrow_tiles_16_h200.csv (per shape the oracle's best of the others, then the
-    three), and the sentences that count and compare them."""
+class ForcedConfigurationsTable:
+    """A table of lesson 16's measurements.md with configurations built and forced in the oracle:
+    each row's best of the other configurations and the new ones' ratios, from DATA (per shape the
+    run's best of the others, then the new ones), and the sentence that says none was the best."""
 
-    HEADER = "| shape | best of the others | `128x64_c2_dp` | `64x32_c1_dp` | `64x32_c1_sk2` |"
-    DATA = SWEEPS / "narrow_tiles_16_h200.csv"
-    NARROW = ("128x64_c2_dp", "64x32_c1_dp", "64x32_c1_sk2")
+    HEADER = DATA = None
+    NEW = ()
+    COUNTED = ""  # "three", "four": how the sentence counts the new configurations
 
     def setUp(self):
         rows = checked_rows(self, LESSON_16_MEASURED, self.DATA)
@@ -1061,10 +1061,15 @@ class NarrowTilesTable(unittest.TestCase):
         for row in rows:
             self.shapes.setdefault(shape_label(row), {})[row["configuration"]] = row
         for configurations in self.shapes.values():
-            self.assertEqual(len(configurations), 1 + len(self.NARROW))
+            self.assertEqual(len(configurations), 1 + len(self.NEW))
 
     def best_other(self, shape):
-        return next(row for name, row in self.shapes[shape].items() if name not in self.NARROW)
+        return next(row for name, row in self.shapes[shape].items() if name not in self.NEW)
+
+    def relative(self):
+        return {(shape, name): float(self.shapes[shape][name]["ratio"])
+                / float(self.best_other(shape)["ratio"])
+                for shape in self.shapes for name in self.NEW}
 
     def test_rows(self):
         lines = table_after(LESSON_16_MEASURED, self.HEADER)[2:]
@@ -1074,21 +1079,52 @@ class NarrowTilesTable(unittest.TestCase):
             best = self.best_other(shape)
             self.assertEqual(line, table_line(
                 [shape, f"`{best['configuration']}` {float(best['ratio']):.3f}"]
-                + [f"{float(self.shapes[shape][name]['ratio']):.3f}" for name in self.NARROW]))
+                + [f"{float(self.shapes[shape][name]['ratio']):.3f}" for name in self.NEW]))
 
-    def test_sentences(self):
-        relative = {(shape, name): float(self.shapes[shape][name]["ratio"])
-                    / float(self.best_other(shape)["ratio"])
-                    for shape in self.shapes for name in self.NARROW}
+    def test_none_was_best(self):
+        relative = self.relative()
         nearest = max(relative, key=relative.get)
         self.assertLess(relative[nearest], 1.0)
-        text = prose(LESSON_16_MEASURED)
-        self.assertIn(f"None of the three was the best on any of the {len(self.shapes)} shapes; the "
-                      f"nearest came within {(1 - relative[nearest]) * 100:.1f}% "
-                      f"({nearest[1].split('_')[0].replace('x', ' x ')} at {nearest[0]})", text)
+        self.assertIn(f"None of the {self.COUNTED} was the best on any of the {len(self.shapes)} "
+                      f"shapes; the nearest came within {(1 - relative[nearest]) * 100:.1f}% "
+                      f"({nearest[1].split('_')[0].replace('x', ' x ')} at {nearest[0]})",
+                      prose(LESSON_16_MEASURED))
+
+
+class NarrowTilesTable(ForcedConfigurationsTable, unittest.TestCase):
+    """Lesson 16's narrow tiles (narrow_tiles_16_h200.csv), and the decode rows' sentence of the
+    README's profile."""
+
+    HEADER = "| shape | best of the others | `128x64_c2_dp` | `64x32_c1_dp` | `64x32_c1_sk2` |"
+    DATA = SWEEPS / "narrow_tiles_16_h200.csv"
+    NEW = ("128x64_c2_dp", "64x32_c1_dp", "64x32_c1_sk2")
+    COUNTED = "three"
+
+    def test_decode_sentence(self):
+        relative = self.relative()
         decode = [relative[(f"{tokens} x 4096 x 4096", "64x32_c1_dp")] for tokens in (16, 32, 64)]
         self.assertIn(f"were {(1 - max(decode)) * 100:.0f}-{(1 - min(decode)) * 100:.0f}% slower "
                       f"than its split-K picks", prose(LESSON_16))  # the README's profile
+
+
+class ClustersOfFourTable(ForcedConfigurationsTable, unittest.TestCase):
+    """Lesson 16's clusters of four and 64-row ping-pong (clusters_of_four_16_h200.csv)."""
+
+    HEADER = ("| shape | best of the others | `64x128_c4_sk8` | `64x128_c4_split8` | "
+              "`128x128_c4_sk8` | `64x128_c2_pp` |")
+    DATA = SWEEPS / "clusters_of_four_16_h200.csv"
+    NEW = ("64x128_c4_sk8", "64x128_c4_split8", "128x128_c4_sk8", "64x128_c2_pp")
+    COUNTED = "four"
+
+
+class ClusterAlongNTable(ForcedConfigurationsTable, unittest.TestCase):
+    """Lesson 16's 128 x 64 tiles in clusters along N (cluster_along_n_16_h200.csv)."""
+
+    HEADER = ("| shape | best of the others | `128x64_n2_sk8` | `128x64_n2_split8` | "
+              "`128x64_n2_dp` |")
+    DATA = SWEEPS / "cluster_along_n_16_h200.csv"
+    NEW = ("128x64_n2_sk8", "128x64_n2_split8", "128x64_n2_dp")
+    COUNTED = "three"
 
 
 class DeeperRingTable(unittest.TestCase):
