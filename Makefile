@@ -15,6 +15,8 @@
 #   make profile L=08      Nsight Compute report of lesson 08      (profiles/README.md)
 #   make compare A=07 B=08 two lessons' profiles side by side      (profiles/README.md)
 #   make timeline          lesson 17's MLP chain on a CUPTI timeline (profiles/README.md)
+#   make roles             where a launch of lesson 16's kernel spends its time, role by role
+#                          (profiles/README.md)
 #   make pictures          every picture of the pages drawn again from its committed data file
 #   make device            what the GPU reports, its measured bandwidth and ridge point
 
@@ -141,6 +143,19 @@ timeline: configure
 	 { echo "# lesson 17's MLP chain: chain_timeline$(if $(TOKENS), --tokens $(TOKENS)) on $$gpu, $$(date -u +%F), commit $(COMMIT)"; \
 	   $(BUILD)/profiles/chain_timeline $(if $(TOKENS),--tokens $(TOKENS)); } > $$out.part \
 	   && mv $$out.part $$out && echo "wrote $$out" || { rm -f $$out.part; exit 1; }
+
+# Where a launch of lesson 16's kernel spends its time, role by role (profiles/role_timeline.cu):
+# SHAPES (default 1024^3) and CONFIGS (default the model's pick, `model`; or configuration names,
+# comma-separated) choose what is traced; the rows go to profiles/sweeps/roles_16_<model>.csv, the
+# model from nvidia-smi's GPU 0 as for `make timeline`.
+.PHONY: roles
+roles: configure
+	cmake --build $(BUILD) -j $(JOBS) --target role_timeline
+	@gpu="$$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2> /dev/null)"; \
+	 test -n "$$gpu" || { echo "make roles: nvidia-smi names no GPU" >&2; exit 1; }; \
+	 model="$$($(PYTHON) profiles/compare.py --model-of "$$gpu")" || exit 1; \
+	 $(BUILD)/profiles/role_timeline $(if $(SHAPES),--shapes $(SHAPES)) $(if $(CONFIGS),--configs $(CONFIGS)) \
+	   --csv profiles/sweeps/roles_16_$$model.csv --commit $(COMMIT)
 
 clean:
 	rm -rf $(BUILD) $(LESSON_TARGETS) lesson19

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 
+#include "common/hopper/trace.hpp"
 #include "common/hopper/work_item.hpp"
 #include "common/ptx/mbarrier.hpp"
 #include "common/schedule/pipeline_state.hpp"
@@ -64,19 +65,23 @@ __device__ void run_cooperative_consumer(typename Kernel::SharedStorage& shared,
   int stored = 0;  // the tiles stored so far (where the epilogue's rings stand)
   auto read_state = PipelineState<Tile::kStages>::consumer_start();
   auto receive_state = PipelineState<Kernel::kWorkQueueDepth>::consumer_start();
-  while (true) {
+  for (int position = 0;; ++position) {
     const WorkItem item = shared.queue.receive(receive_state);
     if (item.is_end()) break;
+    Kernel::Trace::item(warpgroup, position, ItemEvent::received);
     const auto pending = Mainloop::template issue_mmas<Tile>(
         shared.pipeline, shared.ring, params.mainloop, accumulator, first_row, item, read_state);
     Mainloop::template drain<Tile>(shared.pipeline, accumulator, pending);
+    Kernel::Trace::item(warpgroup, position, ItemEvent::mmas_complete);
     // The scheduler's fixup: of a tile cut into parts, only the last stores (lesson 14).
     if (!Kernel::Scheduler::template fixup<Tile>(params.workspace, item, accumulator)) continue;
     Epilogue::store_item(shared.epilogue, shared.epilogue_buffers, params.epilogue, accumulator,
                          warpgroup, first_row, item, stored, stored);
+    Kernel::Trace::item(warpgroup, position, ItemEvent::stored);
     ++stored;
   }
   Epilogue::tail();
+  Kernel::Trace::finished(warpgroup);
 }
 
 template <class Kernel>
@@ -106,6 +111,7 @@ __device__ void run_pingpong_consumer(typename Kernel::SharedStorage& shared,
       if (item.stores_tile()) ++stored_by_block;
       continue;
     }
+    Kernel::Trace::item(warpgroup, stored_by_warpgroup, ItemEvent::received);
     // MMA turn: wait until the other warpgroup has issued its last MMAs, issue this item's, and
     // hand the tensor cores over: the other's wgmmas queue behind these.
     ConsumerTurns::wait(&turns.mma[warpgroup], mma_turn);
@@ -114,16 +120,19 @@ __device__ void run_pingpong_consumer(typename Kernel::SharedStorage& shared,
         read_state);
     ConsumerTurns::pass(&turns.mma[other]);
     Mainloop::template drain<Tile>(shared.pipeline, accumulator, pending);
+    Kernel::Trace::item(warpgroup, stored_by_warpgroup, ItemEvent::mmas_complete);
     // Epilogue turn: the tiles leave in the order of the items, one warpgroup at a time, while the
     // other's MMAs run. (A data-parallel item is a whole tile: it always stores.)
     ConsumerTurns::wait(&turns.epilogue[warpgroup], epilogue_turn);
     Epilogue::store_item(shared.epilogue, shared.epilogue_buffers, params.epilogue, accumulator,
                          warpgroup, /*first_row=*/0, item, stored_by_warpgroup, stored_by_block);
+    Kernel::Trace::item(warpgroup, stored_by_warpgroup, ItemEvent::stored);
     ++stored_by_warpgroup;
     ++stored_by_block;
     ConsumerTurns::pass(&turns.epilogue[other]);
   }
   Epilogue::tail();
+  Kernel::Trace::finished(warpgroup);
 }
 #endif
 

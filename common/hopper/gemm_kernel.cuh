@@ -12,6 +12,8 @@
 ///               Stream-K (lesson 14) or split-K (lesson 16)
 ///   Launch      how the launch follows the kernel ahead (common/hopper/launch_policy.hpp): in
 ///               stream order, or lesson 17's dependent launch
+///   Trace       what the roles record of their time (common/hopper/trace.hpp): nothing, or the
+///               global timer at each step, for profiles/role_timeline.cu
 /// and, chosen at run time, the schedule that the scheduler works through: a Stream-K plan, which
 /// is data-parallel when it cuts no tile, in the grouped order of lesson 13.
 ///
@@ -40,6 +42,7 @@
 #include "common/hopper/producer_tail.hpp"
 #include "common/hopper/tile_scheduler.hpp"
 #include "common/hopper/tile_shape.hpp"
+#include "common/hopper/trace.hpp"
 #include "common/hopper/work_queue.hpp"
 #include "common/launch.hpp"
 #include "common/lesson.hpp"
@@ -54,13 +57,14 @@ namespace gemm::hopper {
 
 /// One kernel: the pieces, the shared memory they share and the parameters of a launch.
 template <class Tile_, class Mainloop_, class Epilogue_, class Scheduler_ = StreamKScheduler,
-          class Launch_ = StreamOrder>
+          class Launch_ = StreamOrder, class Trace_ = NoTrace>
 struct Kernel {
   using Tile = Tile_;
   using Mainloop = Mainloop_;
   using Epilogue = Epilogue_;
   using Scheduler = Scheduler_;
   using Launch = Launch_;
+  using Trace = Trace_;
   using Pipeline = taught::ClusterTmaPipeline<Tile::kStages, Tile::kClusterM>;
 
   // The producer keeps its scheduler's registers; the math warpgroups take the rest
@@ -111,6 +115,7 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
   // a stage by the warps of the warpgroups that share its tile. The cluster barrier makes them
   // visible to both blocks (the pipeline's init fences them for the async proxy).
   if (threadIdx.x == 0) {
+    K::Trace::producer(ProducerEvent::started);
     Mainloop::prefetch(params.mainloop);
     shared.queue.init(/*consumer_warps=*/Tile::kMathWarpgroups * 4);
     if constexpr (Tile::kPingPong) shared.turns.init();
@@ -123,12 +128,14 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
     // ---- Producer warpgroup: registers down; one thread posts every work item and loads it. ----
     ptx::setmaxnreg_dec<K::kProducerRegisters>();
     if (threadIdx.x == 0) {
+      K::Trace::producer(ProducerEvent::set_up);
       // Cluster c of the persistent grid is worker c of the schedule; both blocks of a cluster
       // walk the same work items, each its own tile row of every cluster tile.
       const uint32_t rank = ptx::cluster_cta_rank();
       const auto schedule = K::Scheduler::template work_items<Tile>(params.schedule,
                                                                     ptx::cluster_id_x(), rank);
       K::Launch::before_first_load();
+      K::Trace::producer(ProducerEvent::first_load);
       auto write_state = PipelineState<Tile::kStages>::producer_start();
       for (int64_t i = 0; i < schedule.count(); ++i) {
         const WorkItem item = schedule.item(i);
@@ -140,6 +147,7 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
                                       write_state);
       }
       K::Launch::after_last_load();
+      K::Trace::producer(ProducerEvent::last_load);
       shared.queue.post_at(schedule.count(), WorkItem{});  // no slices: the end of the work
       Epilogue::post(shared.epilogue, schedule.count(), WorkItem{});
       taught::producer_tail(shared.pipeline, write_state);  // lesson 12: before this block exits
@@ -222,7 +230,8 @@ struct Configured {
 };
 
 /// The launch of the kernel KernelOf<Kind> whose epilogue kind computes the launch's epilogue
-/// (with_epilogue_kind): every kind is compiled, and the plain product runs the plain one.
+/// (with_epilogue_kind): every kind is compiled, and the plain product runs the plain one; a
+/// traced kernel, only the kinds its trace is compiled with (trace.hpp).
 template <template <class> class KernelOf>
 struct LaunchOfKind {
   const GemmArgs& args;
@@ -231,7 +240,10 @@ struct LaunchOfKind {
   int raster_group;
   template <class Kind>
   void operator()() const {
-    Configured<KernelOf<Kind>>::launch(args, plan, stream, raster_group);
+    if constexpr (KernelOf<Kind>::Trace::template kCompiledWith<Kind>)
+      Configured<KernelOf<Kind>>::launch(args, plan, stream, raster_group);
+    else
+      throw std::invalid_argument("this traced kernel computes the plain product only");
   }
 };
 template <template <class> class KernelOf>

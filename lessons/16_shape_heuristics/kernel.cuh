@@ -44,6 +44,7 @@
 #include "common/hopper/kernel_tile.hpp"
 #include "common/hopper/mainloop_bf16.hpp"
 #include "common/hopper/tile_scheduler.hpp"
+#include "common/hopper/trace.hpp"
 #include "common/launch.hpp"
 #include "common/lesson.hpp"
 #include "common/per_device.hpp"
@@ -254,9 +255,11 @@ inline MachineCosts costs_on_this_gpu() {
 // data-parallel scheduler, whose producer needs fewer registers). Launch: how it follows the
 // kernel ahead in the stream (lesson 17 passes its own). SplitK: its plans cut every tile into
 // equal parts of at least MinIterations instead (gemm::plan_split_k), which the split-K scheduler
-// works through with less arithmetic before the first load than Stream-K's.
+// works through with less arithmetic before the first load than Stream-K's. Trace: what its roles
+// record of their time (nothing; profiles/role_timeline.cu passes the clock's).
 template <int BlockM, int BlockN, int ClusterM, gemm::hopper::ConsumerKind Consumers,
-          int SubtileColumns, int64_t MinIterations, class Launch, bool SplitK = false>
+          int SubtileColumns, int64_t MinIterations, class Launch, bool SplitK = false,
+          class Trace = gemm::hopper::NoTrace>
 struct Bf16Configuration {
   using Scheduler = std::conditional_t<
       SplitK, gemm::hopper::SplitKScheduler,
@@ -269,12 +272,12 @@ struct Bf16Configuration {
   using PlainKernelOf =
       gemm::hopper::Kernel<TileOf<Stages>, gemm::hopper::Bf16Mainloop,
                            TmaStoreEpilogue<TileOf<Stages>, gemm::hopper::PlainEpilogue>,
-                           Scheduler, Launch>;
+                           Scheduler, Launch, Trace>;
   using Tile = TileOf<gemm::hopper::stages_that_fit<PlainKernelOf>()>;
   template <class Kind>
   using KernelOf =
       gemm::hopper::Kernel<Tile, gemm::hopper::Bf16Mainloop, TmaStoreEpilogue<Tile, Kind>,
-                           Scheduler, Launch>;
+                           Scheduler, Launch, Trace>;
   using Plain = gemm::hopper::Configured<KernelOf<gemm::hopper::PlainEpilogue>>;
   static_assert(!Tile::kPingPong || MinIterations == gemm::kNoStreamK,
                 "ping-pong consumers run data-parallel schedules");
@@ -346,7 +349,7 @@ inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
 // ping-pong consumers or Stream-K's short shares, and 128 x 256 split-K; without them the best
 // configuration of the H200's oracle sweep changes on one shape of 85, by 0.4%, and the H100's on
 // none.)
-template <class Launch>
+template <class Launch, class Trace = gemm::hopper::NoTrace>
 struct Bf16Configurations {
   using ConsumerKind = gemm::hopper::ConsumerKind;
   static constexpr ConsumerKind kCooperative = ConsumerKind::cooperative;
@@ -354,7 +357,8 @@ struct Bf16Configurations {
   static constexpr int64_t kNever = gemm::kNoStreamK;
   template <int M, int N, int ClusterM, ConsumerKind Consumers, int Subtile, int64_t MinIterations,
             bool SplitK = false>
-  using C = Bf16Configuration<M, N, ClusterM, Consumers, Subtile, MinIterations, Launch, SplitK>;
+  using C =
+      Bf16Configuration<M, N, ClusterM, Consumers, Subtile, MinIterations, Launch, SplitK, Trace>;
   static constexpr bool kSplitK = true;
 
   static constexpr ConfigurationEntry kEntries[] = {

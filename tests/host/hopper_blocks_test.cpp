@@ -1,5 +1,6 @@
 // The host-side arithmetic of the Hopper building blocks (common/hopper/): setmaxnreg's register
-// budget, where a cluster's blocks take their tiles, and the Stream-K work items and workspace.
+// budget, where a cluster's blocks take their tiles, the Stream-K work items and workspace, and
+// the places of a block's clock stamps.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include "common/hopper/cluster_tile.hpp"
 #include "common/hopper/stream_k_workspace.hpp"
 #include "common/hopper/tile_shape.hpp"
+#include "common/hopper/trace.hpp"
 #include "common/hopper/work_item.hpp"
 #include "common/schedule/raster.hpp"
 #include "common/schedule/stream_k.hpp"
@@ -118,6 +120,31 @@ TEST(HopperBlocks, StreamKWorkItemsCoverEverySliceOnce) {
               Workspace::flag_bytes(plan) +
                   size_t(plan.sk_tiles) * 2 * 128 * 256 * sizeof(float));
   }
+}
+
+// The clock trace's table (common/hopper/trace.hpp): every event of a block has its own place in
+// the block's row, and the row holds them all.
+TEST(HopperBlocks, EveryTraceEventHasItsOwnSlot) {
+  using gemm::hopper::ItemEvent;
+  using gemm::hopper::ProducerEvent;
+  using Slots = gemm::hopper::TraceSlots;
+  std::vector<int> slots;
+  for (ProducerEvent event : {ProducerEvent::started, ProducerEvent::set_up,
+                              ProducerEvent::first_load, ProducerEvent::last_load})
+    slots.push_back(Slots::producer(event));
+  for (int warpgroup = 0; warpgroup < Slots::kMathWarpgroups; ++warpgroup) {
+    for (int item = 0; item < Slots::kTracedItems; ++item)
+      for (ItemEvent event : {ItemEvent::received, ItemEvent::mmas_complete, ItemEvent::stored})
+        slots.push_back(Slots::item(warpgroup, item, event));
+    slots.push_back(Slots::finished(warpgroup));
+  }
+  std::vector<int> seen(Slots::kCount, 0);
+  for (int slot : slots) {
+    ASSERT_GE(slot, 0);
+    ASSERT_LT(slot, Slots::kCount);
+    ++seen[size_t(slot)];
+  }
+  for (int slot = 0; slot < Slots::kCount; ++slot) EXPECT_EQ(seen[size_t(slot)], 1) << slot;
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+#pragma once
+/// The final kernel's trace that writes the global timer (common/hopper/trace.hpp says when): one
+/// row of TraceSlots::kCount stamps per block, in a table of this translation unit's device memory
+/// (read with clock_trace_table()). A stamp left 0 is an event that did not happen. Only
+/// profiles/role_timeline.cu includes it: the course's kernels record nothing.
+
+#include <cstdint>
+#include <type_traits>
+
+#include "common/hopper/trace.hpp"
+#include "common/cuda_check.hpp"
+#include "common/hopper/epilogue_kind.hpp"
+#include "common/ptx/timer.hpp"
+
+namespace gemm::hopper {
+
+inline constexpr int kMostTracedBlocks = 1024;
+
+#if defined(__CUDACC__)
+static __device__ uint64_t g_clock_trace[kMostTracedBlocks][TraceSlots::kCount];
+
+struct ClockTrace {
+  template <class Kind>
+  static constexpr bool kCompiledWith = std::is_same_v<Kind, PlainEpilogue>;
+  __device__ static void stamp(int slot) {
+    if (blockIdx.x < kMostTracedBlocks) g_clock_trace[blockIdx.x][slot] = ptx::global_timer_ns();
+  }
+  // Called by the producer's thread 0 alone.
+  __device__ static void producer(ProducerEvent event) { stamp(TraceSlots::producer(event)); }
+  // Called by every thread of a math warpgroup; its first thread stamps.
+  __device__ static void item(int warpgroup, int position, ItemEvent event) {
+    if (threadIdx.x % 128 == 0 && position < TraceSlots::kTracedItems)
+      stamp(TraceSlots::item(warpgroup, position, event));
+  }
+  __device__ static void finished(int warpgroup) {
+    if (threadIdx.x % 128 == 0) stamp(TraceSlots::finished(warpgroup));
+  }
+};
+
+// The table's address in device memory, for the host to clear and read.
+inline uint64_t* clock_trace_table() {
+  void* table = nullptr;
+  CUDA_CHECK(cudaGetSymbolAddress(&table, g_clock_trace));
+  return static_cast<uint64_t*>(table);
+}
+#endif
+
+}  // namespace gemm::hopper

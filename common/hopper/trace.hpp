@@ -1,0 +1,60 @@
+#pragma once
+/// What the final kernel's roles record of their time (common/hopper/gemm_kernel.cuh,
+/// consumers.hpp): a piece of the kernel, as the launch policy is.
+///
+///   producer(event)                 thread 0 of the block: the kernel started; the producer
+///                                   warpgroup set up (barriers visible, registers given back);
+///                                   the first load about to be issued (the schedule's first item
+///                                   worked out); the last load issued
+///   item(warpgroup, position, e)    the first thread of math warpgroup `warpgroup`, for its first
+///                                   kTracedItems work items (position: the block's item count, or
+///                                   a ping-pong warpgroup's own): received from the producer; its
+///                                   MMAs complete; its tile's stores issued (none for a part of a
+///                                   cut tile that the fixup did not end)
+///   finished(warpgroup)             ... once its last TMA store has drained
+///
+/// NoTrace, the course's kernels': every call compiles to nothing. profiles/role_timeline.cu runs
+/// the kernels with ClockTrace (common/hopper/clock_trace.hpp), which writes the global timer into
+/// a table of TraceSlots::kCount stamps per block.
+///
+///   kCompiledWith<Kind>             whether kernels with this trace are compiled for epilogue kind
+///                                   Kind (common/hopper/epilogue_kind.hpp): NoTrace, every kind;
+///                                   ClockTrace, the plain product's alone, since its stamps take
+///                                   registers that the fused epilogues of the widest tiles lack
+/// Host and device.
+
+#include <cstdint>
+
+#include "common/host_device.hpp"
+
+namespace gemm::hopper {
+
+enum class ProducerEvent { started, set_up, first_load, last_load };
+enum class ItemEvent { received, mmas_complete, stored };
+
+struct TraceSlots {
+  static constexpr int kProducerEvents = 4, kItemEvents = 3;
+  static constexpr int kTracedItems = 4, kMathWarpgroups = 2;
+  static constexpr int kPerWarpgroup = kTracedItems * kItemEvents + 1;  // + finished
+  static constexpr int kCount = kProducerEvents + kMathWarpgroups * kPerWarpgroup;
+
+  GEMM_HOST_DEVICE static constexpr int producer(ProducerEvent event) { return int(event); }
+  GEMM_HOST_DEVICE static constexpr int item(int warpgroup, int position, ItemEvent event) {
+    return kProducerEvents + warpgroup * kPerWarpgroup + position * kItemEvents + int(event);
+  }
+  GEMM_HOST_DEVICE static constexpr int finished(int warpgroup) {
+    return kProducerEvents + warpgroup * kPerWarpgroup + kTracedItems * kItemEvents;
+  }
+};
+
+struct NoTrace {
+  template <class Kind>
+  static constexpr bool kCompiledWith = true;
+#if defined(__CUDACC__)
+  __device__ static void producer(ProducerEvent) {}
+  __device__ static void item(int, int, ItemEvent) {}
+  __device__ static void finished(int) {}
+#endif
+};
+
+}  // namespace gemm::hopper
