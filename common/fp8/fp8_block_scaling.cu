@@ -238,6 +238,17 @@ void dequantize(const GemmProblem& problem, const BlockScaledOperands& operands,
   CUDA_CHECK(cudaGetLastError());
 }
 
+void dequantize_per_tensor(const GemmProblem& problem, const BlockScaledInputs& inputs, float* a,
+                           float* b, cudaStream_t stream) {
+  // One scale for every value: strides of 0 through the scales.
+  dequantize_kernel<<<kGrid, kThreads, 0, stream>>>(inputs.per_tensor_a(), problem.m, problem.k, 1,
+                                                    inputs.per_tensor_a_scale(), 0, 0, a);
+  CUDA_CHECK(cudaGetLastError());
+  dequantize_kernel<<<kGrid, kThreads, 0, stream>>>(inputs.per_tensor_b(), problem.n, problem.k, 1,
+                                                    inputs.per_tensor_b_scale(), 0, 0, b);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 void absolute_values(float* values, int64_t count, cudaStream_t stream) {
   absolute_kernel<<<kGrid, kThreads, 0, stream>>>(values, count);
   CUDA_CHECK(cudaGetLastError());

@@ -74,4 +74,9 @@ class BlockScaledInputs {
   DeviceBuffer<float> a_scales_, b_scales_, per_tensor_scales_;
 };
 
+// The values the per-tensor copies stand for (e4m3 value times the tensor's one scale), in fp32,
+// as dequantize() for the block-scaled ones.
+void dequantize_per_tensor(const GemmProblem& problem, const BlockScaledInputs& inputs, float* a,
+                           float* b, cudaStream_t stream);
+
 }  // namespace gemm

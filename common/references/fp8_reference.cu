@@ -41,8 +41,15 @@ Fp8Reference::~Fp8Reference() {
 }
 
 std::string Fp8Reference::describe(Fp8Scaling scaling) {
-  return scaling == Fp8Scaling::block ? "cuBLASLt fp8 with 1x128 / 128x128 block scales"
-                                      : "cuBLASLt fp8 with per-tensor scales";
+  switch (scaling) {
+    case Fp8Scaling::block:
+      return "cuBLASLt fp8 with 1x128 / 128x128 block scales";
+    case Fp8Scaling::per_tensor:
+      return "cuBLASLt fp8 with per-tensor scales";
+    case Fp8Scaling::per_tensor_fast_accumulation:
+      return "cuBLASLt fp8 with per-tensor scales and fast accumulation";
+  }
+  return "cuBLASLt fp8";
 }
 
 void Fp8Reference::run(const GemmProblem& problem, Fp8Scaling scaling,
@@ -79,8 +86,10 @@ Fp8Reference::Plan& Fp8Reference::plan_for(const Key& key, const void* a_scales,
   set_attribute(plan->operation, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
   set_attribute(plan->operation, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
   // The tensor cores' fp8 sums promoted to fp32 now and then, as in the lesson (block scaling
-  // refuses fast accumulation; per-tensor gets the same, for a fair comparison).
-  set_attribute(plan->operation, CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t(0));
+  // refuses fast accumulation; per-tensor gets the same, for a fair comparison), unless fast
+  // accumulation is asked for: the tensor cores' own sums over all of K.
+  set_attribute(plan->operation, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                int8_t(scaling == Fp8Scaling::per_tensor_fast_accumulation ? 1 : 0));
   if (scaling == Fp8Scaling::block) {
     set_attribute(plan->operation, CUBLASLT_MATMUL_DESC_A_SCALE_MODE,
                   int32_t(CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F));

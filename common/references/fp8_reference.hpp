@@ -4,8 +4,10 @@
 //   - block-scaled: cuBLASLt's A is our B with BLK128x128_32F scales, its B our A with
 //     VEC128_32F scales (cuBLAS 12.9 and later, Hopper only); the bytes of our scales are the
 //     layouts it reads. It needs M % 4 == 0 (and has no fast accumulation);
-//   - per-tensor: one scale per operand (the per-tensor copies), the plain fp8 GEMM, with the
-//     tensor cores' own accumulation (fast accumulation off, as for the block-scaled one).
+//   - per-tensor: one scale per operand (the per-tensor copies), the plain fp8 GEMM, its sums
+//     promoted to fp32 now and then (fast accumulation off, as for the block-scaled one);
+//   - per-tensor with fast accumulation: the same, summed by the tensor cores alone over all of K
+//     (lesson 18's `accuracy`: what the promotion buys).
 
 #include <cstdint>
 #include <map>
@@ -22,7 +24,7 @@
 
 namespace gemm {
 
-enum class Fp8Scaling { block, per_tensor };
+enum class Fp8Scaling { block, per_tensor, per_tensor_fast_accumulation };
 
 class Fp8Reference {
  public:
@@ -33,8 +35,8 @@ class Fp8Reference {
 
   // Whether cuBLASLt's block-scaled fp8 takes the problem: it needs M % 4 == 0.
   static bool block_scaling_takes(const GemmProblem& problem) { return problem.m % 4 == 0; }
-  // "cuBLASLt fp8 with 1x128 / 128x128 block scales" or "... with per-tensor scales" (no comma:
-  // it goes into CSV files).
+  // "cuBLASLt fp8 with 1x128 / 128x128 block scales", "... with per-tensor scales" or "... with
+  // per-tensor scales and fast accumulation" (no comma: it goes into CSV files).
   static std::string describe(Fp8Scaling scaling);
 
   // D (M x N, bf16, row-major) = the product of the inputs' operands with `scaling`, on `stream`;

@@ -45,6 +45,7 @@ class BlockScaledE4m3 final : public Workload {
   // For lesson 18's own tools and tests: the operands of the last make_inputs, cuBLASLt's fp8 with
   // either scaling into D, and the quantization again (into the operands' own buffers).
   BlockScaledOperands operands() const { return inputs_.operands(); }
+  const BlockScaledInputs& inputs() const { return inputs_; }
   void run_fp8_reference(const ProblemBuffers& buffers, Fp8Scaling scaling, cudaStream_t stream);
   void quantize_again(const ProblemBuffers& buffers, cudaStream_t stream);
   static Fp8Scaling reference_scaling(const GemmProblem& problem) {

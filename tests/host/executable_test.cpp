@@ -144,6 +144,29 @@ TEST(LessonConfigurations, AnUnknownNameListsTheConfigurations) {
   }
 }
 
+#ifdef LESSON18_EXECUTABLE
+// Lesson 18's own commands (`lesson18 sweep`, `lesson18 accuracy`): a bad command line gets the
+// problem and the usage, exit code 4, before touching the GPU.
+TEST(LessonExecutable, Lesson18CommandsRejectBadCommandLines) {
+  const struct {
+    const char* arguments;
+    const char* message;
+  } cases[] = {
+      {"sweep --bogus 1", "lesson18 sweep: error: unknown flag --bogus"},
+      {"accuracy --bogus 1", "lesson18 accuracy: error: unknown flag --bogus"},
+      {"accuracy --ks 256,100", "lesson18 accuracy: error: K = 100 is not a multiple of 8"},
+      {"accuracy --m 0", "lesson18 accuracy: error: --m = 0 is out of range"},
+  };
+  for (const auto& bad : cases) {
+    const ProcessResult result = run(LESSON18_EXECUTABLE, bad.arguments);
+    EXPECT_EQ(result.exit_code, gemm::kExitBadUsage) << bad.arguments << "\n" << result.output;
+    EXPECT_EQ(result.output.rfind(bad.message, 0), 0u)
+        << "expected '" << bad.message << "' first in: " << result.output;
+    EXPECT_NE(result.output.find("usage: lesson18 "), std::string::npos) << result.output;
+  }
+}
+#endif
+
 TEST(LessonExecutable, HelpExitsZero) {
   const ProcessResult result = run(LESSON02_EXECUTABLE, "--help");
   EXPECT_EQ(result.exit_code, 0);
