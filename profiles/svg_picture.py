@@ -1,6 +1,6 @@
-"""What the course's picture tools (layer_svg.py, model_svg.py, timeline_svg.py, fp8_svg.py) share:
-reading a CSV with the columns it needs, the start and the end of an SVG document, a vertical
-scale of ratios with its grid, a legend of coloured dots, the command line (the data file,
+"""What the course's picture tools (layer_svg.py, model_svg.py, timeline_svg.py, fp8_svg.py,
+roles_svg.py) share: reading a CSV with the columns it needs, the start and the end of an SVG
+document, round steps for a time axis, a vertical scale of ratios with its grid, a legend of coloured dots, the command line (the data file,
 --title, --out), and its last step (read the data file, draw it, write the picture), with one
 line and exit code 2 for a file that cannot be read and 1 for one that cannot be drawn. Standard
 library only."""
@@ -54,6 +54,16 @@ def picture_arguments(description, data, titled=True):
 def default_image(source, suffix=""):
     """Where a picture of `source` goes without --out: docs/img/<its name><suffix>.svg."""
     return DEFAULT_IMAGE_DIR / f"{source.stem}{suffix}.svg"
+
+
+def tick_step(span):
+    """A round step (1, 2 or 5 times a power of ten) that cuts `span` into 5 to 10 ticks."""
+    for power in range(-3, 9):
+        for mantissa in (1, 2, 5):
+            step = mantissa * 10 ** power
+            if span / step <= 10:
+                return step
+    return 10 ** 9
 
 
 def ratio_scale(ratios, top, height):

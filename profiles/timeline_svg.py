@@ -23,7 +23,8 @@ import sys
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
-from svg_picture import default_image, document_end, document_start, draw, picture_arguments
+from svg_picture import default_image, document_end, document_start, draw, picture_arguments, \
+    tick_step
 
 SECTION = re.compile(r"^(?P<tokens>\d+) tokens, (?P<what>[^:]+):")
 RANK = re.compile(r"^rank (?P<rank>\d+):\s*$")
@@ -141,16 +142,6 @@ def lanes_of(bars):
             lane_ends[lane] = bar.end
         lanes.append(lane)
     return lanes
-
-
-def tick_step(span):
-    """A round step (1, 2 or 5 times a power of ten) that cuts `span` into 5 to 10 ticks."""
-    for power in range(-3, 9):
-        for mantissa in (1, 2, 5):
-            step = mantissa * 10 ** power
-            if span / step <= 10:
-                return step
-    return 10 ** 9
 
 
 def render_svg(chart):
