@@ -410,6 +410,89 @@ class SweepMatrices(unittest.TestCase):
                     self.check_cell(cell, row, where)
 
 
+class CompareTables(unittest.TestCase):
+    """The tables of the lessons' READMEs that `make compare A=AA B=BB` printed from the committed
+    reference profiles: headed "| metric | lesson AA | lesson BB |" or "| what | lesson AA | lesson BB
+    | BB vs AA |", under a paragraph that names the commit the profiles were measured at. Each row's
+    label is a metric's label in profiles/metrics.csv (a unit in parentheses may follow it), its
+    values are what the reference files of that commit hold (profiles/reference/<gpu>/lessonNN.csv,
+    to the digits shown), and its change is what compare.py says of them."""
+
+    HEADER = re.compile(r"^\| (metric|what) \| lesson (\d\d) \| lesson (\d\d) \|(?: (\d\d) vs (\d\d) \|)?$")
+    COMMIT = re.compile(r"commit ([0-9a-f]{7})")
+    UNIT = re.compile(r" \((ns|%|bytes)\)$")
+
+    def tables(self):
+        found = []
+        for readme in sorted((REPOSITORY / "lessons").glob("*/README.md")):
+            lines = readme.read_text().splitlines()
+            for index, line in enumerate(lines):
+                header = self.HEADER.match(line)
+                if not header:
+                    continue
+                above = " ".join(lines[max(0, index - 6):index])
+                commits = self.COMMIT.findall(above)
+                end = index + 2
+                while end < len(lines) and lines[end].startswith("|"):
+                    end += 1
+                found.append((readme, index + 1, header, commits[-1] if commits else None,
+                              lines[index + 2:end]))
+        return found
+
+    @staticmethod
+    def reference(lesson, commit):
+        """The reference profile of `lesson` measured at `commit`, whichever GPU's folder has it."""
+        for path in sorted((REPOSITORY / "profiles" / "reference").glob(f"*/lesson{lesson}.csv")):
+            profile = compare.read_reference(path, lesson)
+            if profile.info.get("commit") == commit:
+                return profile
+        return None
+
+    def metric_of(self, label):
+        labels = {metric.label: metric for metric in compare.load_curated_metrics()}
+        label = label.lstrip("* ").replace("`", "")
+        for candidate in (label, self.UNIT.sub("", label)):
+            for known, metric in labels.items():
+                if candidate in (known, re.sub(r" \([^)]*\)$", "", known)):
+                    return metric
+        return None
+
+    @staticmethod
+    def shown(cell):
+        """The number a cell shows, and its decimals: "1,418,656" (1418656, 0), "61.85" (61.85,
+        2), "1.58%" (1.58, 2)."""
+        text = cell.replace(",", "").rstrip("%").strip()
+        decimals = len(text.partition(".")[2])
+        return Decimal(text), decimals
+
+    def test_every_compare_table(self):
+        tables = self.tables()
+        if not tables:
+            self.skipTest("no lesson with a make compare table in this tree")
+        for readme, number, header, commit, rows in tables:
+            place = f"{readme.relative_to(REPOSITORY)}:{number}"
+            self.assertIsNotNone(commit, f"{place}: the paragraph above names no commit")
+            first, second = header[2], header[3]
+            profiles = [self.reference(first, commit), self.reference(second, commit)]
+            self.assertTrue(all(profiles),
+                            f"{place}: no reference profile of lessons {first} and {second} "
+                            f"at commit {commit}")
+            self.assertGreater(len(rows), 0, place)
+            for row in rows:
+                cells = cells_of(row)
+                metric = self.metric_of(cells[0])
+                self.assertIsNotNone(metric, f"{place}: '{cells[0]}' is no metric's label")
+                values = [profile.number(metric.name) for profile in profiles]
+                for cell, value in zip(cells[1:3], values):
+                    shown, decimals = self.shown(cell)
+                    self.assertEqual(shown, Decimal(rounded(Decimal(str(value)), decimals)),
+                                     f"{place}: {cells[0]}: {cell} against {value} in the "
+                                     f"reference at {commit}")
+                if header[4]:
+                    self.assertEqual(cells[3], compare.describe_change(*values, metric.better),
+                                     f"{place}: {cells[0]}")
+
+
 class Lesson15Tables(unittest.TestCase):
     """Lesson 15 on the H100: its results against lesson 14 (docs/results/h100.csv, `make
     bench`), its fused epilogues before the loader (fused_epilogue_15.csv) and its stages and
