@@ -703,6 +703,55 @@ class OverlappedLayerHistory(unittest.TestCase):
             self.assertEqual(cells, expected, line)
 
 
+class LayerDesignHistory(unittest.TestCase):
+    """Lesson 19's two earlier measurements of the overlapped layer: the two designs on four H100s
+    (tensor_parallel_19_h100.csv) and the first, chunk-major design on one, two and four H200s at
+    75a002f (tensor_parallel_19_h200.csv). Each row is rank 0's row of its GPUs, design, chunks and
+    tokens in the file."""
+
+    H100_HEADER = ("| GPUs | design | chunks | tokens | stream order | overlapped | cuBLASLt + NCCL "
+                   "| overlapped / stream | overlapped / cuBLASLt + NCCL | SM clock (rank 0) |")
+    H200_HEADER = ("| GPUs | tokens | chunks | stream order | overlapped | cuBLASLt + NCCL "
+                   "| overlapped / stream | overlapped / cuBLASLt + NCCL | stream / cuBLASLt + NCCL "
+                   "| SM clock (rank 0) |")
+
+    @staticmethod
+    def figures(row, ratios):
+        return ([f"{float(row[column]):.1f}" for column in
+                 ("stream_us", "overlapped_us", "cublaslt_nccl_us")]
+                + [f"{float(row[column]):.3f}" for column in ratios]
+                + [f"{row['sm_mhz_median']} MHz"])
+
+    def test_two_designs_on_h100s(self):
+        data = SWEEPS / "tensor_parallel_19_h100.csv"
+        needs(LESSON_19, data)
+        rows = {(row["gpus"], row["design"], row["chunks"], row["tokens"]): row
+                for row in read_rows(data) if row["rank"] == "0"}
+        lines = table_after(LESSON_19, self.H100_HEADER)[2:]
+        self.assertGreater(len(lines), 0)
+        for line in lines:
+            cells = [unbold(cell) for cell in cells_of(line)]
+            row = rows.get(tuple(cells[:4]))
+            self.assertIsNotNone(row, line)
+            self.assertEqual(cells[4:], self.figures(
+                row, ("overlapped_over_stream", "overlapped_over_cublaslt")), line)
+
+    def test_chunk_major_on_h200s(self):
+        data = SWEEPS / "tensor_parallel_19_h200.csv"
+        needs(LESSON_19, data)
+        rows = {(row["gpus"], row["tokens"], row["chunks"]): row for row in read_rows(data)
+                if row["commit"] == "75a002f" and row["rank"] == "0"}
+        lines = table_after(LESSON_19, self.H200_HEADER)[2:]
+        self.assertGreater(len(lines), 0)
+        for line in lines:
+            cells = [unbold(cell) for cell in cells_of(line)]
+            row = rows.get(tuple(cells[:3]))
+            self.assertIsNotNone(row, line)
+            self.assertEqual(cells[3:], self.figures(
+                row, ("overlapped_over_stream", "overlapped_over_cublaslt",
+                      "stream_over_cublaslt")), line)
+
+
 class DecodeSwapTable(unittest.TestCase):
     """Lesson 16's swapped operands for decode: each row's best configuration of either kind, its
     time and its ratio, and cuBLAS's time, from decode_swap_16_h200.csv; and the geometric means
