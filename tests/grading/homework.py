@@ -376,9 +376,10 @@ def links_out_of(folder, counts=lambda destination: True):
 # Make targets that build from files outside the lessons: the hand-out can run them only when
 # those files name no lesson it leaves out.
 TARGET_SOURCES = {"resources": ("profiles/resource_study.cu",),
-                  "sweep": ("profiles/sweep.cu", "profiles/variants_*.cu")}
+                  "sweep": ("profiles/sweep.cu", "profiles/variants_*.cu"),
+                  "roles": ("profiles/role_timeline.cu",)}
 MAKE_TARGET = re.compile(r"\bmake (?P<target>lesson\d\d|test|bench|sweep|diff|resources|sanitize|"
-                         r"profile|compare|grade)\b")
+                         r"profile|compare|roles|grade)\b")
 
 
 def unavailable_targets(handout_dir, removed):
@@ -410,11 +411,14 @@ def make_targets_table(lesson, unavailable, readme_text):
                                      "reference profiles of these lessons"),
     ]
     for target, what in (("resources", "registers, shared memory and spills of every lesson"),
-                         ("sweep", "the configuration tables of the READMEs")):
+                         ("sweep", "the configuration tables of the READMEs"),
+                         ("roles", "where a launch of lesson 16's kernel spends its time, role "
+                                   "by role")):
         if target in unavailable:
             rows.append((f"`make {target}`", "**not in this hand-out**: it builds "
                          + ", ".join(f"`{path}`" for path in unavailable[target])
-                         + f", which include lessons after {number}"))
+                         + f", which need lessons after {number} or the common copies of "
+                         f"lesson {number}'s answers, left out of it"))
         else:
             rows.append((f"`make {target}`", what))
     rows.append((f"`make grade L={number} SUBMISSION=...`", "the grader's public part (below)"))

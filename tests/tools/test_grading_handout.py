@@ -127,6 +127,7 @@ class Targets(FakeCourse):
         self.assertIn("| `make lesson02`, `make` | builds lessons 01-02", page)
         self.assertIn("| `make profile L=MM` | for lessons 01-02", page)
         self.assertIn("`make sweep` | **not in this hand-out**", page)
+        self.assertIn("`make roles` | **not in this hand-out**", page)
 
     def test_a_target_the_readme_asks_for_that_cannot_build_is_named(self):
         lesson = type("Lesson", (), {"id": 6})()
