@@ -110,9 +110,13 @@ Run traced_run(gemm::LessonRunner& runner, gemm::PairedTimer& flush, const gemm:
   std::vector<uint64_t> stamps(size_t(blocks) * TraceSlots::kCount);
   CUDA_CHECK(cudaMemcpy(stamps.data(), table, stamps.size() * sizeof(uint64_t),
                         cudaMemcpyDeviceToHost));
+  // Every block stamps its start first thing: the earliest is the launch's time zero.
+  const int started = TraceSlots::producer(ProducerEvent::started);
   uint64_t first = UINT64_MAX, last = 0;
   for (int block = 0; block < blocks; ++block) {
-    first = std::min(first, stamps[size_t(block) * TraceSlots::kCount]);
+    const uint64_t start = stamps[size_t(block) * TraceSlots::kCount + started];
+    if (start == 0) throw std::runtime_error("block " + std::to_string(block) + " left no stamp");
+    first = std::min(first, start);
     for (int slot = 0; slot < TraceSlots::kCount; ++slot)
       last = std::max(last, stamps[size_t(block) * TraceSlots::kCount + slot]);
   }
