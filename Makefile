@@ -128,6 +128,13 @@ compare:
 pictures:
 	@$(PYTHON) profiles/pictures.py
 
+# The shell lines that set $$gpu to GPU 0's name (nvidia-smi's) and $$model to its folder name (h100,
+# h200, ...: profiles/compare.py --model-of), for the files a target writes; one line and exit 1
+# where nvidia-smi names no GPU.
+GPU0_MODEL = gpu="$$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2> /dev/null)"; \
+	test -n "$$gpu" || { echo "make $@: nvidia-smi names no GPU" >&2; exit 1; }; \
+	model="$$($(PYTHON) profiles/compare.py --model-of "$$gpu")" || exit 1
+
 # Lesson 17's MLP chain on a timeline (profiles/chain_timeline.cu, CUPTI): each kernel's start and
 # end, into profiles/sweeps/timeline_17_<model>.txt. The tool does not print the GPU's name, so the
 # model comes from nvidia-smi's GPU 0 (the tool runs on CUDA's device 0: the same GPU where the
@@ -136,9 +143,7 @@ pictures:
 .PHONY: timeline
 timeline: configure
 	cmake --build $(BUILD) -j $(JOBS) --target chain_timeline
-	@gpu="$$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2> /dev/null)"; \
-	 test -n "$$gpu" || { echo "make timeline: nvidia-smi names no GPU" >&2; exit 1; }; \
-	 model="$$($(PYTHON) profiles/compare.py --model-of "$$gpu")" || exit 1; \
+	@$(GPU0_MODEL); \
 	 out=profiles/sweeps/timeline_17_$$model.txt; \
 	 { echo "# lesson 17's MLP chain: chain_timeline$(if $(TOKENS), --tokens $(TOKENS)) on $$gpu, $$(date -u +%F), commit $(COMMIT)"; \
 	   $(BUILD)/profiles/chain_timeline $(if $(TOKENS),--tokens $(TOKENS)); } > $$out.part \
@@ -151,9 +156,7 @@ timeline: configure
 .PHONY: roles
 roles: configure
 	cmake --build $(BUILD) -j $(JOBS) --target role_timeline
-	@gpu="$$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2> /dev/null)"; \
-	 test -n "$$gpu" || { echo "make roles: nvidia-smi names no GPU" >&2; exit 1; }; \
-	 model="$$($(PYTHON) profiles/compare.py --model-of "$$gpu")" || exit 1; \
+	@$(GPU0_MODEL); \
 	 $(BUILD)/profiles/role_timeline $(if $(SHAPES),--shapes $(SHAPES)) $(if $(CONFIGS),--configs $(CONFIGS)) \
 	   --csv profiles/sweeps/roles_16_$$model.csv --commit $(COMMIT)
 

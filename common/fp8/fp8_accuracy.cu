@@ -1,7 +1,6 @@
 #include "common/fp8/fp8_accuracy.hpp"
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -10,6 +9,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/fp8/fp8_block_scaling.hpp"
+#include "common/fp8/fp8_command.hpp"
 #include "common/harness/cli.hpp"
 #include "common/harness/runner.hpp"
 #include "common/harness/text_format.hpp"
@@ -22,45 +22,34 @@ namespace gemm {
 int run_fp8_accuracy_command(const Lesson& lesson, int argc, char** argv) {
   int64_t m = 256, n = 256;
   std::vector<int64_t> ks = {256, 1024, 4096, 16384, 65536};
-  std::string csv_path, commit = "unknown";
+  CommandOutput output;
+  const int read = read_command_line(
+      "lesson18 accuracy",
+      "lesson18 accuracy [--m M] [--n N] [--ks 256,1024,4096,...] [--csv FILE] [--commit SHA]",
+      argc, argv, output,
+      [&](const std::string& flag, const std::string& value) {
+        if (flag == "--m")
+          m = parse_integer(flag, value, 1, int64_t(1) << 30);
+        else if (flag == "--n")
+          n = parse_integer(flag, value, 1, int64_t(1) << 30);
+        else if (flag == "--ks")
+          ks = parse_integer_list(flag, value, 1, int64_t(1) << 30);
+        else
+          return false;
+        return true;
+      },
+      [&] {
+        for (const int64_t k : ks)
+          if (const auto violation = block_scaled_contract_violation({m, n, k}))
+            throw std::invalid_argument(*violation);
+      });
+  if (read != kExitPass) return read;
+  const std::string& commit = output.commit;
   try {
-    for (int i = 2; i < argc; ++i) {
-      const std::string flag = argv[i];
-      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-      const std::string value = argv[++i];
-      if (flag == "--m") {
-        m = parse_integer(flag, value, 1, int64_t(1) << 30);
-      } else if (flag == "--n") {
-        n = parse_integer(flag, value, 1, int64_t(1) << 30);
-      } else if (flag == "--ks") {
-        ks = parse_integer_list(flag, value, 1, int64_t(1) << 30);
-      } else if (flag == "--csv") {
-        csv_path = value;
-      } else if (flag == "--commit") {
-        commit = value;
-      } else {
-        throw std::invalid_argument("unknown flag " + flag);
-      }
-    }
-    for (const int64_t k : ks)
-      if (const auto violation = block_scaled_contract_violation({m, n, k}))
-        throw std::invalid_argument(*violation);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "lesson18 accuracy: error: %s\n", error.what());
-    std::fprintf(stderr, "usage: lesson18 accuracy [--m M] [--n N] [--ks 256,1024,4096,...] "
-                         "[--csv FILE] [--commit SHA]\n");
-    return kExitBadUsage;
-  }
-  if (const auto missing = missing_gpu()) {
-    std::fprintf(stderr, "lesson18 accuracy: error: %s\n", missing->c_str());
-    return kExitNoGpu;
-  }
-  try {
-    LessonRunner runner(0);
-    if (const auto reason = unsupported_reason(lesson, runner.device())) {
-      std::fprintf(stderr, "lesson18 accuracy: error: %s\n", reason->c_str());
-      return kExitUnsupportedGpu;
-    }
+    int refused = kExitPass;
+    const auto started = command_runner("lesson18 accuracy", lesson, &refused);
+    if (!started) return refused;
+    LessonRunner& runner = *started;
     const cudaStream_t stream = runner.stream();
     CublasGemm cublas;
     std::ostringstream csv;
@@ -113,12 +102,7 @@ int run_fp8_accuracy_command(const Lesson& lesson, int argc, char** argv) {
           << format_number("%.4e", tensor_error) << "," << format_number("%.4e", fast_error)
           << "," << runner.device().name << "," << today_utc() << "," << commit << "\n";
     }
-    if (!csv_path.empty()) {
-      std::ofstream file(csv_path);
-      file << csv.str();
-      if (!file) throw std::runtime_error("cannot write " + csv_path);
-      std::printf("wrote %s\n", csv_path.c_str());
-    }
+    output.write(csv.str());
     return all_passed ? kExitPass : kExitCheckFailed;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "lesson18 accuracy: error: %s\n", error.what());

@@ -1,13 +1,13 @@
 #include "common/fp8/fp8_sweep.hpp"
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/cuda_check.hpp"
+#include "common/fp8/fp8_command.hpp"
 #include "common/harness/cli.hpp"
 #include "common/harness/runner.hpp"
 #include "common/harness/shape_sets.hpp"
@@ -18,46 +18,38 @@ namespace gemm {
 
 int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int argc, char** argv) {
   std::vector<GemmProblem> shapes = standard_sweep();
-  std::string csv_path, commit = "unknown";
   bool alone = true;  // each configuration alone too
+  CommandOutput output;
+  const int read = read_command_line(
+      "lesson18 sweep",
+      "lesson18 sweep [--shapes standard|workloads|4096,8192x8192x1024] [--alone yes|no] "
+      "[--csv FILE] [--commit SHA]",
+      argc, argv, output,
+      [&](const std::string& flag, const std::string& value) {
+        if (flag == "--shapes") {
+          const auto* named = named_shape_set(value);
+          shapes = named ? *named : parse_shape_list(flag, value);
+        } else if (flag == "--alone") {
+          if (value != "yes" && value != "no")
+            throw std::invalid_argument("--alone takes yes or no");
+          alone = value == "yes";
+        } else {
+          return false;
+        }
+        return true;
+      },
+      [&] {
+        for (const GemmProblem& shape : shapes)
+          if (const auto violation = block_scaled_contract_violation(shape))
+            throw std::invalid_argument(*violation);
+      });
+  if (read != kExitPass) return read;
+  const std::string& commit = output.commit;
   try {
-    for (int i = 2; i < argc; ++i) {
-      const std::string flag = argv[i];
-      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-      const std::string value = argv[++i];
-      if (flag == "--shapes") {
-        const auto* named = named_shape_set(value);
-        shapes = named ? *named : parse_shape_list(flag, value);
-      } else if (flag == "--alone") {
-        if (value != "yes" && value != "no") throw std::invalid_argument("--alone takes yes or no");
-        alone = value == "yes";
-      } else if (flag == "--csv") {
-        csv_path = value;
-      } else if (flag == "--commit") {
-        commit = value;
-      } else {
-        throw std::invalid_argument("unknown flag " + flag);
-      }
-    }
-    for (const GemmProblem& shape : shapes)
-      if (const auto violation = block_scaled_contract_violation(shape))
-        throw std::invalid_argument(*violation);
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "lesson18 sweep: error: %s\n", error.what());
-    std::fprintf(stderr, "usage: lesson18 sweep [--shapes standard|workloads|4096,8192x8192x1024] "
-                         "[--alone yes|no] [--csv FILE] [--commit SHA]\n");
-    return kExitBadUsage;
-  }
-  if (const auto missing = missing_gpu()) {
-    std::fprintf(stderr, "lesson18 sweep: error: %s\n", missing->c_str());
-    return kExitNoGpu;
-  }
-  try {
-    LessonRunner runner(0);
-    if (const auto reason = unsupported_reason(lesson, runner.device())) {
-      std::fprintf(stderr, "lesson18 sweep: error: %s\n", reason->c_str());
-      return kExitUnsupportedGpu;
-    }
+    int refused = kExitPass;
+    const auto started = command_runner("lesson18 sweep", lesson, &refused);
+    if (!started) return refused;
+    LessonRunner& runner = *started;
     TimingOptions timing;
     timing.warmup = 2;
     timing.max_total_seconds = 1.0;
@@ -134,12 +126,7 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
           << (clock.available ? format_number("%.0f", clock.power_w_peak) : "") << each
           << "," << runner.device().name << "," << today_utc() << "," << commit << "\n";
     }
-    if (!csv_path.empty()) {
-      std::ofstream file(csv_path);
-      file << csv.str();
-      if (!file) throw std::runtime_error("cannot write " + csv_path);
-      std::printf("wrote %s\n", csv_path.c_str());
-    }
+    output.write(csv.str());
     return all_passed ? kExitPass : kExitCheckFailed;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "lesson18 sweep: error: %s\n", error.what());
