@@ -676,38 +676,14 @@ class LayerTableTool(unittest.TestCase):
             layer_table.table(self.one_row(rank="1", layer="stream"))
 
 
-class OverlappedLayerHistory(unittest.TestCase):
-    """Lesson 19's overlapped layer alone at 4a7ee76, on two and four H200s: each row is rank 0's
-    row of that commit in tensor_parallel_19_h200.csv."""
-
-    HEADER = ("| GPUs | tokens | stream order | overlapped | cuBLASLt + NCCL | overlapped / stream "
-              "| overlapped / cuBLASLt + NCCL | stream / cuBLASLt + NCCL | SM clock (rank 0) |")
-    DATA = SWEEPS / "tensor_parallel_19_h200.csv"
-
-    def test_rows(self):
-        needs(LESSON_19, self.DATA)
-        rows = {(row["gpus"], row["tokens"]): row for row in read_rows(self.DATA)
-                if row["commit"] == "4a7ee76" and row["rank"] == "0"}
-        lines = table_after(LESSON_19, self.HEADER)[2:]
-        self.assertGreater(len(lines), 0)
-        for line in lines:
-            cells = [unbold(cell) for cell in cells_of(line)]
-            row = rows.get((cells[0], cells[1]))
-            self.assertIsNotNone(row, line)
-            expected = cells[:2] + [f"{float(row[column]):.1f}" for column in
-                                    ("stream_us", "overlapped_us", "cublaslt_nccl_us")]
-            expected += [f"{float(row[column]):.3f}" for column in
-                         ("overlapped_over_stream", "overlapped_over_cublaslt",
-                          "stream_over_cublaslt")]
-            expected.append(f"{row['sm_mhz_median']} MHz")
-            self.assertEqual(cells, expected, line)
-
-
 class LayerDesignHistory(unittest.TestCase):
-    """Lesson 19's two earlier measurements of the overlapped layer: the two designs on four H100s
-    (tensor_parallel_19_h100.csv) and the first, chunk-major design on one, two and four H200s at
-    75a002f (tensor_parallel_19_h200.csv). Each row is rank 0's row of its GPUs, design, chunks and
-    tokens in the file."""
+    """Lesson 19's earlier measurements of the overlapped layer: the two designs on four H100s
+    (tensor_parallel_19_h100.csv), the first, chunk-major design on one, two and four H200s at
+    75a002f, and the layer alone at 4a7ee76 on two and four H200s (tensor_parallel_19_h200.csv).
+    Each row is rank 0's row of its GPUs, design, chunks and tokens in the file."""
+
+    ALONE_HEADER = ("| GPUs | tokens | stream order | overlapped | cuBLASLt + NCCL | overlapped / stream "
+                    "| overlapped / cuBLASLt + NCCL | stream / cuBLASLt + NCCL | SM clock (rank 0) |")
 
     H100_HEADER = ("| GPUs | design | chunks | tokens | stream order | overlapped | cuBLASLt + NCCL "
                    "| overlapped / stream | overlapped / cuBLASLt + NCCL | SM clock (rank 0) |")
@@ -715,41 +691,40 @@ class LayerDesignHistory(unittest.TestCase):
                    "| overlapped / stream | overlapped / cuBLASLt + NCCL | stream / cuBLASLt + NCCL "
                    "| SM clock (rank 0) |")
 
-    @staticmethod
-    def figures(row, ratios):
-        return ([f"{float(row[column]):.1f}" for column in
-                 ("stream_us", "overlapped_us", "cublaslt_nccl_us")]
-                + [f"{float(row[column]):.3f}" for column in ratios]
-                + [f"{row['sm_mhz_median']} MHz"])
+    def check_rows(self, data, header, key, ratios, commit=None):
+        """Each row of the table under `header`: its first len(key) cells name rank 0's row of
+        `data` (by the columns `key`, of `commit` where given), the rest are that row's times,
+        `ratios` and SM clock."""
+        needs(LESSON_19, data)
+        rows = {tuple(row[column] for column in key): row for row in read_rows(data)
+                if row["rank"] == "0" and commit in (None, row["commit"])}
+        lines = table_after(LESSON_19, header)[2:]
+        self.assertGreater(len(lines), 0)
+        for line in lines:
+            cells = [unbold(cell) for cell in cells_of(line)]
+            row = rows.get(tuple(cells[:len(key)]))
+            self.assertIsNotNone(row, line)
+            expected = [f"{float(row[column]):.1f}" for column in
+                        ("stream_us", "overlapped_us", "cublaslt_nccl_us")]
+            expected += [f"{float(row[column]):.3f}" for column in ratios]
+            self.assertEqual(cells[len(key):], expected + [f"{row['sm_mhz_median']} MHz"], line)
 
     def test_two_designs_on_h100s(self):
-        data = SWEEPS / "tensor_parallel_19_h100.csv"
-        needs(LESSON_19, data)
-        rows = {(row["gpus"], row["design"], row["chunks"], row["tokens"]): row
-                for row in read_rows(data) if row["rank"] == "0"}
-        lines = table_after(LESSON_19, self.H100_HEADER)[2:]
-        self.assertGreater(len(lines), 0)
-        for line in lines:
-            cells = [unbold(cell) for cell in cells_of(line)]
-            row = rows.get(tuple(cells[:4]))
-            self.assertIsNotNone(row, line)
-            self.assertEqual(cells[4:], self.figures(
-                row, ("overlapped_over_stream", "overlapped_over_cublaslt")), line)
+        self.check_rows(SWEEPS / "tensor_parallel_19_h100.csv", self.H100_HEADER,
+                        ("gpus", "design", "chunks", "tokens"),
+                        ("overlapped_over_stream", "overlapped_over_cublaslt"))
 
     def test_chunk_major_on_h200s(self):
-        data = SWEEPS / "tensor_parallel_19_h200.csv"
-        needs(LESSON_19, data)
-        rows = {(row["gpus"], row["tokens"], row["chunks"]): row for row in read_rows(data)
-                if row["commit"] == "75a002f" and row["rank"] == "0"}
-        lines = table_after(LESSON_19, self.H200_HEADER)[2:]
-        self.assertGreater(len(lines), 0)
-        for line in lines:
-            cells = [unbold(cell) for cell in cells_of(line)]
-            row = rows.get(tuple(cells[:3]))
-            self.assertIsNotNone(row, line)
-            self.assertEqual(cells[3:], self.figures(
-                row, ("overlapped_over_stream", "overlapped_over_cublaslt",
-                      "stream_over_cublaslt")), line)
+        self.check_rows(SWEEPS / "tensor_parallel_19_h200.csv", self.H200_HEADER,
+                        ("gpus", "tokens", "chunks"),
+                        ("overlapped_over_stream", "overlapped_over_cublaslt",
+                         "stream_over_cublaslt"), commit="75a002f")
+
+    def test_the_layer_alone_on_h200s(self):
+        self.check_rows(SWEEPS / "tensor_parallel_19_h200.csv", self.ALONE_HEADER,
+                        ("gpus", "tokens"),
+                        ("overlapped_over_stream", "overlapped_over_cublaslt",
+                         "stream_over_cublaslt"), commit="4a7ee76")
 
 
 class DecodeSwapTable(unittest.TestCase):
