@@ -23,6 +23,10 @@ from svg_picture import csv_rows, default_image, document_end, document_start, d
 NEEDED = {"m", "n", "k", "configuration", "block", "role", "item", "event", "t_us"}
 ROLES = ("producer", "math 0", "math 1")
 
+# The producer's bars: from one of its events to the next.
+PRODUCER_PHASES = (("started", "set up", "set-up"), ("set up", "first load", "first item worked out"),
+                   ("first load", "last load", "loads"))
+
 # What each bar is, and its colour.
 PHASES = (("set-up", "#bab0ac"), ("first item worked out", "#9d755d"), ("loads", "#54a24b"),
           ("MMAs", "#4c78a8"), ("fixup and epilogue", "#f58518"), ("stores draining", "#e45756"))
@@ -74,11 +78,8 @@ def read_roles(text, shape, configuration, origin="roles"):
     for number in sorted(stamps):
         stamp = stamps[number]
         block = Block(number)
-        producer = [stamp.get(("producer", -1, event))
-                    for event in ("started", "set up", "first load", "last load")]
-        for (start, end), phase in zip(zip(producer, producer[1:]), ("set-up",
-                                                                     "first item worked out",
-                                                                     "loads")):
+        for first, then, phase in PRODUCER_PHASES:
+            start, end = stamp.get(("producer", -1, first)), stamp.get(("producer", -1, then))
             if start is not None and end is not None:
                 block.lanes["producer"].append(Bar(start, end, phase))
         for role in ROLES[1:]:

@@ -448,12 +448,13 @@ class CompareTables(unittest.TestCase):
                 return profile
         return None
 
-    def metric_of(self, label):
-        labels = {metric.label: metric for metric in compare.load_curated_metrics()}
+    def metric_of(self, label, curated):
+        """The metric of `curated` (profiles/metrics.csv) whose label the row's is, with or
+        without a unit or an abbreviation in parentheses at the end of either."""
         label = label.lstrip("* ").replace("`", "")
         for candidate in (label, self.UNIT.sub("", label)):
-            for known, metric in labels.items():
-                if candidate in (known, re.sub(r" \([^)]*\)$", "", known)):
+            for metric in curated:
+                if candidate in (metric.label, re.sub(r" \([^)]*\)$", "", metric.label)):
                     return metric
         return None
 
@@ -469,6 +470,7 @@ class CompareTables(unittest.TestCase):
         tables = self.tables()
         if not tables:
             self.skipTest("no lesson with a make compare table in this tree")
+        curated = compare.load_curated_metrics()
         for readme, number, header, commit, rows in tables:
             place = f"{readme.relative_to(REPOSITORY)}:{number}"
             self.assertIsNotNone(commit, f"{place}: the paragraph above names no commit")
@@ -480,7 +482,7 @@ class CompareTables(unittest.TestCase):
             self.assertGreater(len(rows), 0, place)
             for row in rows:
                 cells = cells_of(row)
-                metric = self.metric_of(cells[0])
+                metric = self.metric_of(cells[0], curated)
                 self.assertIsNotNone(metric, f"{place}: '{cells[0]}' is no metric's label")
                 values = [profile.number(metric.name) for profile in profiles]
                 for cell, value in zip(cells[1:3], values):
