@@ -22,6 +22,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/harness/cli.hpp"
+#include "common/harness/command.hpp"
 #include "common/harness/runner.hpp"
 #include "common/hopper/bf16_configurations.hpp"
 #include "common/hopper/clock_trace.hpp"
@@ -142,53 +143,44 @@ std::string shape_name(const gemm::GemmProblem& p) {
 int main(int argc, char** argv) {
   std::vector<gemm::GemmProblem> shapes = {{1024, 1024, 1024}};
   std::vector<std::string> configs = {"model"};
-  std::string csv_path, commit = "unknown";
   int runs = 9;
   gemm::Lesson lesson;
   std::vector<int> indices;  // the configurations' places in the table, -1 for the model's pick
-  try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string flag = argv[i];
-      if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
-      const std::string value = argv[++i];
-      if (flag == "--shapes") {
-        shapes = gemm::parse_shape_list(flag, value);
-      } else if (flag == "--configs") {
-        configs = gemm::split_list(value);
-      } else if (flag == "--runs") {
-        runs = int(gemm::parse_integer(flag, value, 1, 100));
-      } else if (flag == "--csv") {
-        csv_path = value;
-      } else if (flag == "--commit") {
-        commit = value;
-      } else {
-        throw std::invalid_argument("unknown option '" + flag + "'");
-      }
-    }
-    if (configs.empty()) throw std::invalid_argument("--configs names no configuration");
-    for (const gemm::GemmProblem& shape : shapes)
-      if (const auto violation = gemm::shape_contract_violation(shape))
-        throw std::invalid_argument(*violation);
-    lesson = traced_lesson16();
-    for (const std::string& name : configs) indices.push_back(configuration_index(lesson, name));
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "role_timeline: error: %s\n", error.what());
-    std::fprintf(stderr, "usage: role_timeline [--shapes 1024x1024x1024,...|standard|held_out|"
-                         "workloads] [--configs model,64x128_c2_sk8,...] [--runs R] [--csv FILE] "
-                         "[--commit SHA]\n");
-    return gemm::kExitBadUsage;
-  }
-  if (const auto missing = gemm::missing_gpu()) {
-    std::fprintf(stderr, "role_timeline: error: %s\n", missing->c_str());
-    return gemm::kExitNoGpu;
-  }
+  gemm::CommandOutput output;
+  const int read = gemm::read_command_line(
+      "role_timeline",
+      "role_timeline [--shapes 1024x1024x1024,...|standard|held_out|workloads] "
+      "[--configs model,64x128_c2_sk8,...] [--runs R] [--csv FILE] [--commit SHA]",
+      argc, argv, /*first=*/1, output,
+      [&](const std::string& flag, const std::string& value) {
+        if (flag == "--shapes")
+          shapes = gemm::parse_shape_list(flag, value);
+        else if (flag == "--configs")
+          configs = gemm::split_list(value);
+        else if (flag == "--runs")
+          runs = int(gemm::parse_integer(flag, value, 1, 100));
+        else
+          return false;
+        return true;
+      },
+      [&] {
+        if (configs.empty()) throw std::invalid_argument("--configs names no configuration");
+        for (const gemm::GemmProblem& shape : shapes)
+          if (const auto violation = gemm::shape_contract_violation(shape))
+            throw std::invalid_argument(*violation);
+        lesson = traced_lesson16();
+        for (const std::string& name : configs)
+          indices.push_back(configuration_index(lesson, name));
+      });
+  if (read != gemm::kExitPass) return read;
+  const std::string& csv_path = output.csv_path;
+  const std::string& commit = output.commit;
 
   try {
-    gemm::LessonRunner runner(0);
-    if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
-      std::fprintf(stderr, "role_timeline: error: %s\n", reason->c_str());
-      return gemm::kExitUnsupportedGpu;
-    }
+    int refused = gemm::kExitPass;
+    const auto started = gemm::command_runner("role_timeline", lesson, &refused);
+    if (!started) return refused;
+    gemm::LessonRunner& runner = *started;
     gemm::PairedTimer flush(runner.device().l2_bytes, runner.device().ordinal);
     std::ofstream csv;
     if (!csv_path.empty()) {

@@ -9,8 +9,8 @@
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/fp8/fp8_block_scaling.hpp"
-#include "common/fp8/fp8_command.hpp"
 #include "common/harness/cli.hpp"
+#include "common/harness/command.hpp"
 #include "common/harness/runner.hpp"
 #include "common/harness/text_format.hpp"
 #include "common/harness/verify.hpp"
@@ -26,7 +26,7 @@ int run_fp8_accuracy_command(const Lesson& lesson, int argc, char** argv) {
   const int read = read_command_line(
       "lesson18 accuracy",
       "lesson18 accuracy [--m M] [--n N] [--ks 256,1024,4096,...] [--csv FILE] [--commit SHA]",
-      argc, argv, output,
+      argc, argv, /*first=*/2, output,
       [&](const std::string& flag, const std::string& value) {
         if (flag == "--m")
           m = parse_integer(flag, value, 1, int64_t(1) << 30);

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
-#include "common/fp8/fp8_command.hpp"
 #include "common/harness/cli.hpp"
+#include "common/harness/command.hpp"
 #include "common/harness/runner.hpp"
 #include "common/harness/shape_sets.hpp"
 #include "common/harness/text_format.hpp"
@@ -24,7 +24,7 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
       "lesson18 sweep",
       "lesson18 sweep [--shapes standard|workloads|4096,8192x8192x1024] [--alone yes|no] "
       "[--csv FILE] [--commit SHA]",
-      argc, argv, output,
+      argc, argv, /*first=*/2, output,
       [&](const std::string& flag, const std::string& value) {
         if (flag == "--shapes") {
           const auto* named = named_shape_set(value);

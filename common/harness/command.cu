@@ -1,4 +1,4 @@
-#include "common/fp8/fp8_command.hpp"
+#include "common/harness/command.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -17,12 +17,12 @@ void CommandOutput::write(const std::string& csv) const {
   std::printf("wrote %s\n", csv_path.c_str());
 }
 
-int read_command_line(const char* command, const char* usage, int argc, char** argv,
+int read_command_line(const char* command, const char* usage, int argc, char** argv, int first,
                       CommandOutput& output,
                       const std::function<bool(const std::string&, const std::string&)>& take,
                       const std::function<void()>& check) {
   try {
-    for (int i = 2; i < argc; ++i) {
+    for (int i = first; i < argc; ++i) {
       const std::string flag = argv[i];
       if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
       const std::string value = argv[++i];

@@ -1,8 +1,8 @@
 #pragma once
-// What lesson 18's own commands (`lesson18 sweep`, `lesson18 accuracy`) share: a command line of
-// "--flag value" pairs, of which --csv FILE and --commit SHA are every command's, and the start on
-// the GPU. Each refusal is one line on stderr (a usage error has the usage line after it) and the
-// course's exit code.
+// What the course's measuring commands share (`lesson18 sweep`, `lesson18 accuracy`,
+// profiles/role_timeline.cu): a command line of "--flag value" pairs, of which --csv FILE and
+// --commit SHA are every command's, and the start on the GPU. Each refusal is one line on stderr
+// (a usage error has the usage line after it) and the course's exit code.
 
 #include <functional>
 #include <memory>
@@ -23,11 +23,11 @@ struct CommandOutput {
   void write(const std::string& csv) const;
 };
 
-// Hands each pair of argv[2..] to take(flag, value), which returns false for a flag it does not
+// Hands each pair of argv[first..] to take(flag, value), which returns false for a flag it does not
 // know (--csv and --commit are then taken into `output`), and then calls check(); either may throw
 // std::invalid_argument (gemm::UsageError too). Returns kExitPass, or kExitBadUsage after printing
 // "<command>: error: ..." and "usage: <usage>".
-int read_command_line(const char* command, const char* usage, int argc, char** argv,
+int read_command_line(const char* command, const char* usage, int argc, char** argv, int first,
                       CommandOutput& output,
                       const std::function<bool(const std::string&, const std::string&)>& take,
                       const std::function<void()>& check);
