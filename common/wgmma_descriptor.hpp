@@ -70,4 +70,15 @@ GEMM_HOST_DEVICE constexpr uint64_t make_kmajor_sw128_descriptor(uint32_t smem_b
                               /*stride_byte_offset=*/1024, SmemSwizzle::swizzle_128b);
 }
 
+// The descriptor of the same layout `bytes` further on in shared memory (a multiple of 16): the
+// start address is a field of its own (bits 0-13, the address >> 4), so moving it is adding
+// bytes >> 4 to the descriptor's low word, with no need to encode the address again. That costs one
+// addition where make_kmajor_sw128_descriptor costs a mask, a shift and an OR, which counts in a
+// loop that issues a descriptor for every wgmma. The field cannot overflow into the next one: a
+// block's shared memory is below 2^18 bytes, the window that the field encodes.
+GEMM_HOST_DEVICE constexpr uint64_t advance_descriptor(uint64_t descriptor, uint32_t bytes) {
+  const uint32_t low_word = static_cast<uint32_t>(descriptor) + (bytes >> 4);
+  return (descriptor & 0xFFFF'FFFF'0000'0000u) | low_word;
+}
+
 }  // namespace gemm

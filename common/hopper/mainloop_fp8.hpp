@@ -14,13 +14,13 @@
 #include <cuda.h>
 
 #include "common/gemm.hpp"
-#include "common/hopper/kstep_descriptor.hpp"
 #include "common/hopper/tile_shape.hpp"
 #include "common/hopper/work_item.hpp"
 #include "common/ptx/tma.hpp"
 #include "common/ptx/wgmma.hpp"
 #include "common/schedule/pipeline_state.hpp"
 #include "common/tensor_map.hpp"
+#include "common/wgmma_descriptor.hpp"
 
 namespace gemm::taught {
 
@@ -32,10 +32,11 @@ struct BlockScaledMainloop {
   static constexpr int kOperandBytes = int(sizeof(gemm::e4m3));
   static_assert(kSliceK * sizeof(gemm::e4m3) == gemm::hopper::kBlockK * sizeof(gemm::bf16),
                 "an e4m3 slice has the bytes of a bf16 one");
-  // The fp8 wgmma multiplies 32 values of K per instruction: 32 bytes, like bf16's 16, so lesson
-  // 07's kstep_descriptor (32 bytes a step) serves as it is. 4 per slice.
+  // The fp8 wgmma multiplies 32 values of K per instruction: 32 bytes, like bf16's 16, so a
+  // k-step moves the descriptors by lesson 07's 32 bytes. 4 per slice.
   static constexpr int kMmaK = 32;
   static constexpr int kKSteps = kSliceK / kMmaK;
+  static constexpr uint32_t kStepBytes = kMmaK * kOperandBytes;
 
   // The operand ring (it counts in bf16: a row of kBlockK of them is one of kSliceK e4m3) and,
   // for each stage, A's scales of the stage's slice: one per row of the tile, loaded by TMA with
@@ -146,15 +147,19 @@ struct BlockScaledMainloop {
     pipeline.consumer_wait(state);
     const StartedScales scales{ring.a_scales[state.index][upper_row],
                                ring.a_scales[state.index][upper_row + 8], b_scale};
-    const auto* a_rows = ring.operands.a[state.index] + first_row * Tile::kBlockK;
-    const auto* b_tile = ring.operands.b[state.index];
+    // Each operand's descriptor is encoded once per slice, and each k-step's by adding its offset:
+    // the consumer's instructions, not the tensor cores, set the pace of this loop.
+    const uint64_t a_slice = gemm::make_kmajor_sw128_descriptor(
+        gemm::ptx::shared_address(ring.operands.a[state.index] + first_row * Tile::kBlockK));
+    const uint64_t b_slice =
+        gemm::make_kmajor_sw128_descriptor(gemm::ptx::shared_address(ring.operands.b[state.index]));
     gemm::ptx::warpgroup_fence_operand(sum);
     gemm::ptx::wgmma_fence();
 #pragma unroll
     for (int step = 0; step < kKSteps; ++step)
       gemm::ptx::wgmma_m64k32_e4m3<Tile::kBlockN>(
-          sum, gemm::taught::kstep_descriptor(a_rows, step),
-          gemm::taught::kstep_descriptor(b_tile, step), /*accumulate=*/step > 0);
+          sum, gemm::advance_descriptor(a_slice, step * kStepBytes),
+          gemm::advance_descriptor(b_slice, step * kStepBytes), /*accumulate=*/step > 0);
     gemm::ptx::wgmma_commit_group();
     return scales;
   }

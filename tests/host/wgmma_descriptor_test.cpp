@@ -99,3 +99,14 @@ TEST(WgmmaDescriptor, IsAConstantExpression) {
   static_assert(make_kmajor_sw128_descriptor(0x400) == 0x4000'0040'0001'0040u);
   static_assert(gemm::encode_descriptor_field(1024) == 64);
 }
+
+TEST(WgmmaDescriptor, AdvancingEqualsEncodingTheMovedAddress) {
+  // Every 1024-byte aligned tile of a block's shared memory (at most 227 KB on sm_90), moved by
+  // each k-step's 32 bytes and by whole 64-row blocks of 128-byte rows: adding to the descriptor
+  // gives what encoding the moved address gives.
+  for (uint32_t tile = 0; tile < 227 * 1024; tile += 1024)
+    for (uint32_t bytes : {0u, 32u, 64u, 96u, 8192u, 8192u + 96u})
+      EXPECT_EQ(gemm::advance_descriptor(make_kmajor_sw128_descriptor(tile), bytes),
+                make_kmajor_sw128_descriptor(tile + bytes))
+          << "tile " << tile << " + " << bytes;
+}
