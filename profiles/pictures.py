@@ -24,6 +24,7 @@ from pathlib import Path
 import fp8_svg
 import layer_svg
 import model_svg
+import roles_svg
 import timeline_svg
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -52,11 +53,14 @@ PICTURES = (
     Picture(16, "docs/img/model_16_h200.svg", model_svg, "profiles/sweeps/model_16_h200.csv",
             ("--title", "Lesson 16's estimates against the oracle: NVIDIA H200, 2026-11-29, commit "
                         "37ecb1b")),
+    Picture(16, "docs/img/roles_16_h200_1024.svg", roles_svg, "profiles/sweeps/roles_16_h200.csv",
+            ("--shape", "1024x1024x1024", "--config", "64x128_c2_sk8", "--title",
+             "Lesson 16 at 1024^3, block by block: NVIDIA H200, 2026-11-29, commit e866440")),
     Picture(17, "docs/img/timeline_17_h200_128.svg", timeline_svg,
             "profiles/sweeps/timeline_17_h200.txt", ("--tokens", "128")),
     Picture(18, "docs/img/fp8_18_standard_h200.svg", fp8_svg,
             "profiles/sweeps/fp8_18_standard_h200.csv",
-            ("--title", "Lesson 18 on an NVIDIA H200: 2026-11-28, commit 6238552")),
+            ("--title", "Lesson 18 on an NVIDIA H200: 2026-11-29, commit 1f41f6b")),
     Picture(19, "docs/img/timeline_19_h200_8192.svg", timeline_svg,
             "profiles/sweeps/timeline_19_h200.txt", ("--tokens", "8192")),
     Picture(19, "docs/img/layer_19_h200.svg", layer_svg, "profiles/sweeps/layer_19_h200.csv",

@@ -8,6 +8,7 @@ leaves a lesson out leaves its tables out too (the case is skipped).
 import csv
 import math
 import re
+import statistics
 import subprocess
 import sys
 import unittest
@@ -911,6 +912,119 @@ class Fp8ProfileTable(unittest.TestCase):
                                                shown(fp8.number(metric))]))
 
 
+class Fp8AccuracyTable(unittest.TestCase):
+    """Lesson 18's error against K: every row of its table, and the growth of fast accumulation's
+    error, from accuracy_18_h200.csv (what `lesson18 accuracy --csv` wrote)."""
+
+    HEADER = ("| K | lesson 18 | cuBLASLt block-scaled | cuBLASLt per-tensor "
+              "| per-tensor, fast accumulation |")
+    DATA = SWEEPS / "accuracy_18_h200.csv"
+    COLUMNS = ("lesson18", "cublaslt_block_scaled", "cublaslt_per_tensor",
+               "cublaslt_per_tensor_fast_accumulation")
+
+    def test_rows(self):
+        measured = checked_rows(self, LESSON_18, self.DATA)
+        self.assertEqual(table_after(LESSON_18, self.HEADER)[2:],
+                         [table_line([row["k"]] + [f"{float(row[column]):.3e}"
+                                                   for column in self.COLUMNS])
+                          for row in measured])
+
+    def test_the_growth(self):
+        needs(LESSON_18, self.DATA)
+        longest = max(read_rows(self.DATA), key=lambda row: int(row["k"]))
+        growth = (float(longest["cublaslt_per_tensor_fast_accumulation"])
+                  / float(longest["cublaslt_per_tensor"]) - 1)
+        self.assertIn(f"to {growth * 100:.1f}% above the promoted per-tensor sums at "
+                      f"K = {longest['k']}", prose(LESSON_18))
+
+
+class Fp8DescriptorFigures(unittest.TestCase):
+    """Lesson 18's "Descriptors once per slice": the profile before and after
+    (profile_18_8192_h200.csv, profile_18_8192_opcodes_h200.csv), the paired table (the mean of
+    each variant's two rounds in descriptors_18_h200.csv) and lesson 16's same change
+    (descriptors_16_h200.csv)."""
+
+    HEADER = "| shape | before (e866440) | descriptors once per slice (1f41f6b) |"
+    PROFILE = SWEEPS / "profile_18_8192_h200.csv"
+    OPCODES = SWEEPS / "profile_18_8192_opcodes_h200.csv"
+    PAIRED = SWEEPS / "descriptors_18_h200.csv"
+    BF16 = SWEEPS / "descriptors_16_h200.csv"
+    SLICES_AND_WARPS = 4096 * 64 * 8  # 8192^3 in 128 x 128 tiles: tiles x slices x consumer warps
+
+    @staticmethod
+    def mean_ratio(rows, variant, shape, configuration):
+        ratios = [float(row["ratio"]) for row in rows if row["variant"] == variant
+                  and shape_label(row) == shape and row["configuration"] == configuration]
+        return sum(ratios) / len(ratios)
+
+    def test_profile_sentences(self):
+        needs(LESSON_18, self.PROFILE, self.OPCODES)
+        metric = {row["metric"]: row for row in read_rows(self.PROFILE)}
+
+        def value(name, side):
+            return float(metric[name][side])
+
+        instructions = "smsp__inst_executed.sum"
+        tensor = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
+        l2 = "lts__throughput.avg.pct_of_peak_sustained_elapsed"
+        latency = "smsp__average_warp_latency_per_inst_issued.ratio"
+        opcodes = {row["opcode"]: int(row["warp_instructions_executed"])
+                   for row in read_rows(self.OPCODES)}
+        total = sum(opcodes.values())
+        integer = sum(opcodes[name] for name in
+                      ("LOP3", "R2UR", "IMAD", "SHF", "VIADD", "LEA", "IADD3", "MOV", "SEL"))
+        text = prose(LESSON_18)
+        self.assertIn(f"the tensor pipe busy {value(tensor, 'before'):.0f}% of the active cycles, "
+                      f"{value(instructions, 'before') / self.SLICES_AND_WARPS:.0f} warp "
+                      f"instructions per slice and consumer warp "
+                      f"({value(instructions, 'before') / 1e6:.0f} M over 4,096 tiles", text)
+        self.assertIn(f"each warp issuing one every {value(latency, 'before'):.1f} cycles", text)
+        self.assertIn(f"the promotion's FFMAs are a third of what the kernel executes", text)
+        self.assertAlmostEqual(opcodes["FFMA"] / total, 1 / 3, delta=0.01)
+        self.assertIn(f"SEL) {integer / total * 100:.0f}%", text)
+        after = value(instructions, "after") / self.SLICES_AND_WARPS
+        self.assertIn(f"{after:.0f} instructions per slice and warp, the tensor pipe busy "
+                      f"{value(tensor, 'after'):.0f}%", text)
+        fewer = 1 - value(instructions, "after") / value(instructions, "before")
+        self.assertIn(f"measured: {fewer * 100:.0f}% fewer instructions", text)
+        self.assertIn(f"busier ({value(l2, 'after'):.0f}% of its peak, from "
+                      f"{value(l2, 'before'):.0f}%)", text)
+        self.assertIn(f"a consumer warp executes {after:.0f} instructions per slice, 64 of them the "
+                      f"promotion's FFMAs, one every {value(latency, 'after'):.1f} cycles, and the "
+                      f"tensor pipe is busy {value(tensor, 'after'):.0f}%", text)
+        self.assertIn(f"whose throughput is at {value(l2, 'after'):.0f}% of its peak at 8192^3", text)
+
+    def test_paired_table(self):
+        needs(LESSON_18, self.PAIRED)
+        rows = [row for row in read_rows(self.PAIRED) if row["run"] == "3"]
+        expected = []
+        for line in table_after(LESSON_18, self.HEADER)[2:]:
+            label = cells_of(line)[0]
+            shape, _, forced = label.partition(" (`")
+            configuration = forced.rstrip("`)") or "128x128_c1"
+            expected.append(table_line([label] + [
+                f"{self.mean_ratio(rows, variant, shape, configuration):.3f}"
+                for variant in ("A18", "D18")]))
+        self.assertEqual(table_after(LESSON_18, self.HEADER)[2:], expected)
+        self.assertEqual(len(expected), 5)
+        eight = "8192^3"
+        self.assertIn(f"(0.{self.mean_ratio(rows, 'D18', eight, '128x128_c2') * 1000:.0f} against "
+                      f"0.{self.mean_ratio(rows, 'D18', eight, '128x128_c1') * 1000:.0f})",
+                      prose(LESSON_18))
+
+    def test_lesson_16(self):
+        needs(LESSON_18, self.BF16)
+        rows = read_rows(self.BF16)
+        shapes = {shape_label(row) for row in rows}
+        gains = [self.mean_ratio(rows, "B16", shape, configuration) /
+                 self.mean_ratio(rows, "A16", shape, configuration)
+                 for shape in shapes
+                 for configuration in {row["configuration"] for row in rows
+                                       if shape_label(row) == shape}]
+        self.assertIn(f"({min(gains):.2f}-{max(gains):.2f} of before at {len(shapes)} shapes, "
+                      f"`profiles/sweeps/descriptors_16_h200.csv`)", prose(LESSON_18))
+
+
 class Fp8ClusterSentence(unittest.TestCase):
     """Lesson 18's "Which configuration": one block against clusters of two, each timed alone, from
     fp8_18_standard_h200_e72a132.csv."""
@@ -1153,6 +1267,56 @@ class Lesson16ProfileTable(unittest.TestCase):
         self.assertIn(f"cuBLAS keeps DRAM {span('cuBLAS', self.DRAM, 1, 0)}% busy and lesson 16 "
                       f"{lesson_dram.pop()}%: {span('cuBLAS', 'gpu__time_duration.sum', 1000, 1)} "
                       f"us against {span('lesson16', 'gpu__time_duration.sum', 1000, 1)}.", text)
+
+
+class RoleTimelineTable(unittest.TestCase):
+    """Lesson 16's "Where the time goes": each row the median block's events of the model's pick
+    at one shape, from roles_16_h200.csv (what `make roles` wrote), and the sentences' sums."""
+
+    HEADER = ("| shape, the model's pick | set up | first load issued | first slice arrives "
+              "| MMAs complete | stored | finished |")
+    DATA = SWEEPS / "roles_16_h200.csv"
+    EVENTS = (("producer", "", "set up"), ("producer", "", "first load"), ("math 0", "0", "received"),
+              ("math 0", "0", "MMAs complete"), ("math 0", "0", "stored"), ("math 0", "", "finished"))
+
+    def medians(self):
+        """{(shape label, configuration): [the median of each of EVENTS over the blocks]} of the
+        model's picks."""
+        stamps = {}
+        for row in read_rows(self.DATA):
+            if row["chosen_by"] == "model":
+                key = (shape_label(row), row["configuration"])
+                stamps.setdefault(key, {}).setdefault((row["role"], row["item"], row["event"]),
+                                                      []).append(float(row["t_us"]))
+        return {key: [statistics.median(events[event]) for event in self.EVENTS]
+                for key, events in stamps.items()}
+
+    def test_rows(self):
+        needs(LESSON_16, self.DATA)
+        medians = self.medians()
+        expected = [table_line([f"{shape}, `{configuration}`"] + [f"{t:.2f}" for t in times])
+                    for (shape, configuration), times in medians.items()]
+        self.assertEqual(table_after(LESSON_16, self.HEADER)[2:], expected)
+
+    def test_sentences(self):
+        needs(LESSON_16, self.DATA)
+        medians = self.medians()
+        before = [times[2] for times in medians.values()]
+        set_up = [times[0] for times in medians.values()]
+        latency = [times[2] - times[1] for times in medians.values()]
+        text = prose(LESSON_16).replace("**", "")
+        self.assertIn(f"spends {min(before):.1f}-{max(before):.1f} us before its first wgmma: "
+                      f"{min(set_up):.1f}-{max(set_up):.1f} us until the producer has set up", text)
+        self.assertIn(f"and {statistics.median(latency):.1f} us for the first slice to arrive", text)
+        cube = medians[("1024^3", "64x128_c2_sk8")]
+        deep = medians[("1024 x 1024 x 8192", "64x128_c2_sk8")]
+        block_bytes = 64 * 1024 * 2 + 128 * 1024 * 2 // 2  # A's 64 rows, half of B's 128 columns
+        mmas = cube[3] - cube[2]
+        self.assertIn(f"16 slices in {mmas:.1f} us", text)
+        self.assertIn(f"{128 * block_bytes / 1e6:.1f} MB to the SMs in {mmas:.1f} us, "
+                      f"{128 * block_bytes / mmas / 1e6:.1f} TB/s", text)
+        self.assertIn(f"takes {deep[3] - deep[2]:.1f} us for 128 slices (8 times the bytes at "
+                      f"{8 * 128 * block_bytes / (deep[3] - deep[2]) / 1e6:.1f} TB/s)", text)
 
 
 class ForcedConfigurationsTable:
