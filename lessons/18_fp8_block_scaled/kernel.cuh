@@ -82,6 +82,7 @@ struct BlockScaledMainloop {
     CUtensorMap a_map, b_map, a_scale_map;
     const float* b_scales;
     int b_scale_stride;
+    int n;  // D's columns: a 256-wide tile's second block of B's scales may lie past them
     uint32_t stage_bytes;  // what a stage's loads deliver to each block: A's box, B's, A's scales
   };
 
@@ -108,7 +109,7 @@ struct BlockScaledMainloop {
                 gemm::kmajor_tile_map_args(MapElement::fp32, k_slices(p.k),
                                            gemm::BlockScaledOperands::scale_rows(p.m), 1,
                                            a_box_rows, CU_TENSOR_MAP_SWIZZLE_NONE)),
-            fp8.b_scales, int(gemm::BlockScaledOperands::b_scale_stride(p.k)),
+            fp8.b_scales, int(gemm::BlockScaledOperands::b_scale_stride(p.k)), int(p.n),
             uint32_t(a_box_rows * kSliceK * kOperandBytes + b_bytes + a_box_rows * sizeof(float))};
   }
 
@@ -236,17 +237,34 @@ struct BlockScaledMainloop {
 
   // One warpgroup's slices k_begin .. k_end - 1 of an item (at least one), into its accumulators
   // (zeroed first). The scales change from slice to slice, so each slice is summed apart, then
-  // promoted. Two scratch sums take turns, so that the tensor cores multiply slice s + 1 while the
-  // CUDA cores promote slice s: start slice s + 1, wait until only its group is pending (slice s
-  // is complete, and done reading its stage), release slice s's stage, promote slice s.
+  // promoted: with two scratch sums in turn in a tile one block of B's scales wide, with one
+  // scratch sum for each block of columns in turn in a tile two blocks wide.
   template <class Tile, class Pipeline>
   __device__ static Pending<Tile> issue_mmas(
       Pipeline& pipeline, const Ring<Tile>& ring, const Params& params,
       float (&accumulators)[Tile::kRowBlocks][Tile::kBlockN / 2], int first_row,
       const gemm::hopper::WorkItem& item, gemm::PipelineState<Tile::kStages>& read_state) {
-    static_assert(Tile::kRowBlocks == 1 && Tile::kBlockN == gemm::BlockScaledOperands::kBlock,
-                  "a warpgroup computes one 64-row block; a tile's columns are one block of B");
-    float (&accumulator)[Tile::kBlockN / 2] = accumulators[0];
+    static_assert(Tile::kRowBlocks == 1 && Tile::kBlockN % gemm::BlockScaledOperands::kBlock == 0,
+                  "a warpgroup computes one 64-row block; a tile's columns are whole blocks of B");
+    if constexpr (Tile::kBlockN == gemm::BlockScaledOperands::kBlock)
+      issue_mmas_two_sums<Tile>(pipeline, ring, params, accumulators[0], first_row, item,
+                                read_state);
+    else
+      issue_mmas_by_column_block<Tile>(pipeline, ring, params, accumulators[0], first_row, item,
+                                       read_state);
+    return {};
+  }
+
+  // A tile one block of B's scales wide: two scratch sums take turns, so that the tensor cores
+  // multiply slice s + 1 while the CUDA cores promote slice s: start slice s + 1, wait until only
+  // its group is pending (slice s is complete, and done reading its stage), release slice s's
+  // stage, promote slice s.
+  template <class Tile, class Pipeline>
+  __device__ static void issue_mmas_two_sums(Pipeline& pipeline, const Ring<Tile>& ring,
+                                            const Params& params,
+                                            float (&accumulator)[Tile::kBlockN / 2],
+                                            int first_row, const gemm::hopper::WorkItem& item,
+                                            gemm::PipelineState<Tile::kStages>& read_state) {
     float even_sum[Tile::kBlockN / 2], odd_sum[Tile::kBlockN / 2];  // the slices' scratch sums
     const int thread = threadIdx.x % 128;
     const int upper_row = first_row + (thread / 32) * 16 + (thread % 32) / 4;
@@ -280,7 +298,67 @@ struct BlockScaledMainloop {
     } else {  // the last slice
       finish_slice<0, Tile>(pipeline, accumulator, even_sum, even_scales, read_state);
     }
-    return {};
+  }
+
+  // NEW in lesson 18: a tile two blocks of B's scales wide (256 columns). Its 128 accumulators per
+  // thread leave room for one scratch sum of a block's 128 columns, not two: per slice, each
+  // block of columns is multiplied into the scratch sum, waited for and promoted with its own
+  // scale of B, in turn. While one warpgroup waits and promotes, the other's wgmmas keep the
+  // tensor cores busy; per tensor-core cycle the warpgroup has half the instructions of a
+  // 128-wide tile outside the FFMAs, and each slice brings a quarter fewer bytes per
+  // multiply-add from L2.
+  template <class Tile, class Pipeline>
+  __device__ static void issue_mmas_by_column_block(Pipeline& pipeline, const Ring<Tile>& ring,
+                                                    const Params& params,
+                                                    float (&accumulator)[Tile::kBlockN / 2],
+                                                    int first_row,
+                                                    const gemm::hopper::WorkItem& item,
+                                                    gemm::PipelineState<Tile::kStages>& read_state) {
+    constexpr int kColumns = gemm::BlockScaledOperands::kBlock;  // one block of B's scales
+    constexpr int kColumnBlocks = Tile::kBlockN / kColumns;
+    constexpr uint32_t kColumnBlockBytes = kColumns * kSliceK * kOperandBytes;  // B's rows of one
+    float sum[kColumns / 2];  // the scratch sum of one block of columns
+    const int thread = threadIdx.x % 128;
+    const int upper_row = first_row + (thread / 32) * 16 + (thread % 32) / 4;
+#pragma unroll
+    for (int i = 0; i < Tile::kBlockN / 2; ++i) accumulator[i] = 0.0f;
+    for (int slice = item.k_begin; slice < item.k_end; ++slice) {
+      pipeline.consumer_wait(read_state);
+      const float a_upper = ring.a_scales[read_state.index][upper_row];
+      const float a_lower = ring.a_scales[read_state.index][upper_row + 8];
+      const uint64_t a_slice = gemm::make_kmajor_sw128_descriptor(gemm::ptx::shared_address(
+          ring.operands.a[read_state.index] + first_row * Tile::kBlockK));
+      const uint64_t b_slice = gemm::make_kmajor_sw128_descriptor(
+          gemm::ptx::shared_address(ring.operands.b[read_state.index]));
+#pragma unroll
+      for (int block = 0; block < kColumnBlocks; ++block) {
+        // A block of columns past D's last one is all zeros (TMA's fill), and has no scale.
+        const int col0 = item.col0 + block * kColumns;
+        const float b_scale =
+            col0 < params.n
+                ? __ldg(params.b_scales + b_scale_index(col0, slice, params.b_scale_stride))
+                : 0.0f;
+        gemm::ptx::warpgroup_fence_operand(sum);
+        gemm::ptx::wgmma_fence();
+#pragma unroll
+        for (int step = 0; step < kKSteps; ++step)
+          gemm::ptx::wgmma_m64k32_e4m3<kColumns>(
+              sum, gemm::advance_descriptor(a_slice, step * kStepBytes),
+              gemm::advance_descriptor(b_slice, block * kColumnBlockBytes + step * kStepBytes),
+              /*accumulate=*/step > 0);
+        gemm::ptx::wgmma_commit_group();
+        gemm::ptx::wgmma_wait_group<0>();
+        gemm::ptx::warpgroup_fence_operand(sum);
+        // The slice's last wgmmas are complete: its stage goes back to the producer (every
+        // consumer warp arrives on its empty barrier) before the last promotion.
+        if (block == kColumnBlocks - 1) {
+          pipeline.consumer_release(read_state);
+          read_state.advance();
+        }
+        promote<kColumns>(*reinterpret_cast<float(*)[kColumns / 2]>(&accumulator[block * kColumns / 2]),
+                          sum, SliceScales{a_upper * b_scale, a_lower * b_scale});
+      }
+    }
   }
 
   template <class Tile, class Pipeline>
@@ -297,10 +375,11 @@ struct BlockScaledMainloop {
 // slices' scratch sums. 128 columns also keep a tile inside one block of B's scales. Without
 // clusters: one block alone measured faster than clusters of two at 12 of the 13 standard shapes
 // (the README), and Stream-K's scheduler leaves the consumers too few registers (they spill).
-template <int BlockM, int ClusterM>
+template <int BlockM, int ClusterM, int BlockN = 128, int SubtileColumns = 64>
 struct Fp8Configuration {
   template <int Stages>
-  using TileOf = gemm::hopper::KernelTile<BlockM, 128, ClusterM, Stages>;
+  using TileOf = gemm::hopper::KernelTile<BlockM, BlockN, ClusterM, Stages,
+                                          gemm::hopper::ConsumerKind::cooperative, SubtileColumns>;
   template <int Stages>
   using KernelOf =
       gemm::hopper::Kernel<TileOf<Stages>, BlockScaledMainloop,
@@ -317,15 +396,19 @@ struct Fp8Configuration {
 };
 // The README's table: 5 stages of 32.5 KB at 128 x 128, 8 of 24.25 KB at 64 x 128.
 static_assert(Fp8Configuration<128, 1>::Tile::kStages == 5 &&
-              Fp8Configuration<64, 1>::Tile::kStages == 8);
+              Fp8Configuration<64, 1>::Tile::kStages == 8 &&
+              Fp8Configuration<128, 1, 256, 32>::Tile::kStages == 4);
 
 inline constexpr gemm::taught::ConfigurationEntry kEntries[] = {
     gemm::taught::configuration_entry<Fp8Configuration<128, 1>>("128x128_c1"),
     gemm::taught::configuration_entry<Fp8Configuration<64, 1>>("64x128_c1"),
+    gemm::taught::configuration_entry<Fp8Configuration<128, 1, 256, 32>>("128x256_c1_s32"),
+    gemm::taught::configuration_entry<Fp8Configuration<128, 2, 256, 32>>("128x256_c2_s32"),
 };
 constexpr int kConfigurationCount = int(sizeof(kEntries) / sizeof(kEntries[0]));
 inline constexpr std::array<gemm::Configuration, kConfigurationCount> kConfigurations = {
-    kEntries[0].configuration, kEntries[1].configuration};
+    kEntries[0].configuration, kEntries[1].configuration, kEntries[2].configuration,
+    kEntries[3].configuration};
 
 // NEW in lesson 18: fp8's own costs for lesson 16's model, which reads the data type from the
 // configurations' shapes (slices of 128 values of one byte each): the tensor cores multiply e4m3
