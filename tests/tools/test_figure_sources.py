@@ -1025,6 +1025,34 @@ class Fp8DescriptorFigures(unittest.TestCase):
                       f"`profiles/sweeps/descriptors_16_h200.csv`)", prose(LESSON_18))
 
 
+class Fp8WideTileSentence(unittest.TestCase):
+    """Lesson 18's "Tried and left out: 128 x 256 tiles", from wide_tile_18_h200.csv."""
+
+    DATA = SWEEPS / "wide_tile_18_h200.csv"
+
+    def test_the_sentence(self):
+        needs(LESSON_18, self.DATA)
+        runs = {(shape_label(row), row["configuration"]): row for row in read_rows(self.DATA)}
+
+        def ratio(shape, configuration):
+            return runs[(shape, configuration)]["ratio"]
+
+        def mhz(configuration):
+            return runs[("8192^3", configuration)]["sm_mhz_median"]
+
+        text = prose(LESSON_18)
+        self.assertIn(f"at 8192^3 {ratio('8192^3', '128x256_c1_s32')}, with clusters of two "
+                      f"{ratio('8192^3', '128x256_c2_s32')}, against `128x128_c1`'s "
+                      f"{ratio('8192^3', '128x128_c1')}, at a higher clock ({mhz('128x256_c1_s32')} "
+                      f"and {mhz('128x256_c2_s32')} against {mhz('128x128_c1')} MHz", text)
+        self.assertIn(f"at 4096^3 {ratio('4096^3', '128x256_c1_s32')} and "
+                      f"{ratio('4096^3', '128x256_c2_s32')} against {ratio('4096^3', '128x128_c1')}",
+                      text)
+        self.assertTrue(all(float(row["ratio"]) < float(ratio(shape, "128x128_c1"))
+                            for (shape, configuration), row in runs.items()
+                            if configuration != "128x128_c1"), "slower at every shape")
+
+
 class Fp8ClusterSentence(unittest.TestCase):
     """Lesson 18's "Which configuration": one block against clusters of two, each timed alone, from
     fp8_18_standard_h200_e72a132.csv."""
