@@ -75,6 +75,9 @@ struct Event {
 std::vector<Event> events() {
   std::vector<Event> list = {
       {"producer", -1, "started", TraceSlots::producer(ProducerEvent::started)},
+      {"producer", -1, "barriers initialized",
+       TraceSlots::producer(ProducerEvent::barriers_initialized)},
+      {"producer", -1, "cluster synced", TraceSlots::producer(ProducerEvent::cluster_synced)},
       {"producer", -1, "set up", TraceSlots::producer(ProducerEvent::set_up)},
       {"producer", -1, "first load", TraceSlots::producer(ProducerEvent::first_load)},
   };
@@ -223,7 +226,7 @@ int main(int argc, char** argv) {
                     median.span_ns / 1000, timing.lesson.median_ms * 1000,
                     timing.reference.median_ms * 1000, timing.ratio,
                     timing.clock.summary().c_str(), blocks);
-        std::printf("  %-9s %-5s %-14s %8s %8s %8s   (us after the first block started)\n",
+        std::printf("  %-9s %-5s %-20s %8s %8s %8s   (us after the first block started)\n",
                     "role", "item", "event", "earliest", "median", "latest");
         for (const Event& event : trace_events) {
           std::vector<double> times;
@@ -231,7 +234,7 @@ int main(int argc, char** argv) {
             if (block[event.slot] >= 0) times.push_back(block[event.slot] / 1000);
           if (times.empty()) continue;
           std::sort(times.begin(), times.end());
-          std::printf("  %-9s %-5s %-14s %8.2f %8.2f %8.2f   (%zu blocks)\n", event.role,
+          std::printf("  %-9s %-5s %-20s %8.2f %8.2f %8.2f   (%zu blocks)\n", event.role,
                       event.item < 0 ? "" : std::to_string(event.item).c_str(), event.what,
                       times.front(), times[times.size() / 2], times.back(), times.size());
         }

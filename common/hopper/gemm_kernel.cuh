@@ -121,11 +121,13 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
     if constexpr (Tile::kPingPong) shared.turns.init();
     Epilogue::init(shared.epilogue, params.epilogue);
     shared.pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
+    K::Trace::producer(ProducerEvent::barriers_initialized);
   }
   ptx::cluster_sync();
 
   if (warpgroup == 0) {
     // ---- Producer warpgroup: registers down; one thread posts every work item and loads it. ----
+    if (threadIdx.x == 0) K::Trace::producer(ProducerEvent::cluster_synced);
     ptx::setmaxnreg_dec<K::kProducerRegisters>();
     if (threadIdx.x == 0) {
       K::Trace::producer(ProducerEvent::set_up);

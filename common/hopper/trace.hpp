@@ -2,10 +2,12 @@
 /// What the final kernel's roles record of their time (common/hopper/gemm_kernel.cuh,
 /// consumers.hpp): a piece of the kernel, as the launch policy is.
 ///
-///   producer(event)                 thread 0 of the block: the kernel started; the producer
-///                                   warpgroup set up (barriers visible, registers given back);
-///                                   the first load about to be issued (the schedule's first item
-///                                   worked out); the last load issued
+///   producer(event)                 thread 0 of the block: the kernel started; the barriers
+///                                   initialized (and the tensor maps' prefetch issued); the
+///                                   cluster barrier passed (the barriers visible to both
+///                                   blocks); the producer warpgroup set up (its registers given
+///                                   back); the first load about to be issued (the schedule's
+///                                   first item worked out); the last load issued
 ///   item(warpgroup, position, e)    the first thread of math warpgroup `warpgroup`, for its first
 ///                                   kTracedItems work items (position: the block's item count, or
 ///                                   a ping-pong warpgroup's own): received from the producer; its
@@ -29,11 +31,18 @@
 
 namespace gemm::hopper {
 
-enum class ProducerEvent { started, set_up, first_load, last_load };
+enum class ProducerEvent {
+  started,
+  barriers_initialized,
+  cluster_synced,
+  set_up,
+  first_load,
+  last_load
+};
 enum class ItemEvent { received, mmas_complete, stored };
 
 struct TraceSlots {
-  static constexpr int kProducerEvents = 4, kItemEvents = 3;
+  static constexpr int kProducerEvents = 6, kItemEvents = 3;
   static constexpr int kTracedItems = 4, kMathWarpgroups = 2;
   static constexpr int kPerWarpgroup = kTracedItems * kItemEvents + 1;  // + finished
   static constexpr int kCount = kProducerEvents + kMathWarpgroups * kPerWarpgroup;

@@ -129,8 +129,9 @@ TEST(HopperBlocks, EveryTraceEventHasItsOwnSlot) {
   using gemm::hopper::ProducerEvent;
   using Slots = gemm::hopper::TraceSlots;
   std::vector<int> slots;
-  for (ProducerEvent event : {ProducerEvent::started, ProducerEvent::set_up,
-                              ProducerEvent::first_load, ProducerEvent::last_load})
+  for (ProducerEvent event :
+       {ProducerEvent::started, ProducerEvent::barriers_initialized, ProducerEvent::cluster_synced,
+        ProducerEvent::set_up, ProducerEvent::first_load, ProducerEvent::last_load})
     slots.push_back(Slots::producer(event));
   for (int warpgroup = 0; warpgroup < Slots::kMathWarpgroups; ++warpgroup) {
     for (int item = 0; item < Slots::kTracedItems; ++item)
