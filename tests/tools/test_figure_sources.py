@@ -243,6 +243,72 @@ class MakeBenchTables(unittest.TestCase):
         self.assertGreater(checked, 0)
 
 
+class ReadmeResultsTables(unittest.TestCase):
+    """The README's tables of every lesson at 4096^3 and 8192^3, one per GPU, from `make bench`
+    (docs/results/<gpu>.csv): per row the lesson's TFLOP/s, % of cuBLAS (of cuBLASLt with the same
+    epilogue for the fused rows) and median SM clock at the two shapes."""
+
+    HEADER = ("| # | lesson | 4096^3 TFLOP/s | % of cuBLAS | SM clock | 8192^3 TFLOP/s | % of cuBLAS "
+              "| SM clock |")
+    MARKERS = {"h200": "**NVIDIA H200 SXM**", "h100": "**NVIDIA H100 SXM**"}
+    EPILOGUES = {"fused bias + GELU, vs cuBLASLt's GELU_BIAS epilogue": "D = gelu(A*B^T + bias)",
+                 "D = A * B^T + C, vs cuBLASLt with C": "D = A*B^T + 1 * C"}
+
+    def test_tables(self):
+        readme = REPOSITORY / "README.md"
+        lines = readme.read_text().splitlines()
+        for model, marker in self.MARKERS.items():
+            data = REPOSITORY / "docs" / "results" / f"{model}.csv"
+            needs(data)
+            rows = {(int(row["lesson"]), row["epilogue"], int(row["m"]), int(row["n"]),
+                     int(row["k"])): row for row in read_rows(data)}
+            start = next(index for index, line in enumerate(lines) if line.startswith(marker))
+            header = lines.index(self.HEADER, start)
+            table = []
+            for line in lines[header + 2:]:
+                if not line.startswith("|"):
+                    break
+                table.append(line)
+            self.assertGreater(len(table), 10, model)
+            for line in table:
+                cells = [unbold(cell) for cell in cells_of(line)]
+                lesson, label = int(cells[0]), cells[1]
+                epilogue = self.EPILOGUES.get(label, "plain")
+                shown = iter(cells[2:])
+                for size in (4096, 8192):
+                    row = rows[(lesson, epilogue, size, size, size)]
+                    if epilogue == "plain":
+                        self.assertEqual(label, row["slug"], line)
+                    # TFLOP/s to a tenth, an exact half either way (the table's tool rounded in
+                    # binary); the ratio as a percentage; the clock.
+                    tflops = row["lesson_tflops"]
+                    self.assertIn(next(shown), {rounded(tflops, 1), f"{float(tflops):.1f}"}, line)
+                    self.assertEqual(next(shown), percent(row["ratio"]), line)
+                    self.assertEqual(next(shown), f"{row['sm_mhz_median']} MHz", line)
+
+
+    def test_lesson_15_on_the_h200(self):
+        # The paragraph under the H200's table: lesson 15's ratios at the shapes it names and
+        # its geometric mean over the standard sweep, from the same file.
+        data = REPOSITORY / "docs" / "results" / "h200.csv"
+        needs(data)
+        rows = {shape_label(row): row for row in read_rows(data)
+                if row["lesson"] == "15" and row["epilogue"] == "plain"}
+
+        def shown(shape):
+            return percent(rows[shape]["ratio"])
+
+        text = prose(REPOSITORY / "README.md")
+        self.assertIn(f"({shown('4096^3')} at 4096^3, {shown('8192^3')} at 8192^3)", text)
+        self.assertIn(f"({shown('8192 x 8192 x 1024')} at 8192 x 8192 x 1024, "
+                      f"{shown('4096 x 14336 x 4096')} at 4096 x 14336 x 4096, "
+                      f"{shown('2304 x 4352 x 8192')} at 2304 x 4352 x 8192)", text)
+        self.assertIn(f"{shown('1024^3')} at 1024^3 and {shown('1024 x 1024 x 8192')[:-1]}-"
+                      f"{shown('1024 x 1024 x 16384')} at 1024 x 1024 x 8192 and 16384", text)
+        mean = geometric_mean(row["ratio"] for row in rows.values())
+        self.assertIn(f"over the {len(rows)} shapes of the standard sweep is {mean:.3f}", text)
+
+
 class LessonsByShapeTables(unittest.TestCase):
     """Lessons 03 and 04's tables of lessons by shape (`make bench`, docs/results/h100.csv): a row
     per lesson ("02 smem_tiling"), and per shape a "<shape> TFLOP/s" column followed by its "%"
