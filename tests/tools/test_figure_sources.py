@@ -978,6 +978,43 @@ class Fp8ProfileTable(unittest.TestCase):
                                                shown(fp8.number(metric))]))
 
 
+class Fp8CostTable(unittest.TestCase):
+    """Lesson 18's "What fp8 costs in accuracy": the medians of the standard sweep in the table,
+    the ranges over its shapes and over the workload layers in the sentence under it."""
+
+    HEADER = "| lesson | relative rms error vs the bf16 product |"
+    STANDARD = SWEEPS / "fp8_18_standard_h200.csv"
+    WORKLOADS = SWEEPS / "fp8_18_workloads_h200.csv"
+
+    @staticmethod
+    def scientific(value, digits):
+        """1.66e-3, as the README writes it: `digits` after the point, no padded exponent."""
+        mantissa, exponent = f"{value:.{digits}e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
+
+    def spans(self, rows):
+        return " and ".join(
+            f"{self.scientific(min(values), 3)}-{self.scientific(max(values), 3)}"
+            for values in ([float(row[column]) for row in rows]
+                           for column in ("bf16_rms_error", "fp8_rms_error")))
+
+    def test_table_and_ranges(self):
+        needs(LESSON_18, self.STANDARD, self.WORKLOADS)
+        standard, workloads = read_rows(self.STANDARD), read_rows(self.WORKLOADS)
+        medians = [statistics.median(float(row[column]) for row in standard)
+                   for column in ("bf16_rms_error", "fp8_rms_error")]
+        self.assertEqual(table_after(LESSON_18, self.HEADER)[2:],
+                         [table_line(["16 (bf16 operands)", self.scientific(medians[0], 2)]),
+                          table_line(["18 (e4m3, 1 x 128 / 128 x 128 scales)",
+                                      self.scientific(medians[1], 2)])])
+        text = prose(LESSON_18)
+        self.assertIn(f"(the medians of the standard sweep's {len(standard)} shapes, H200, "
+                      f"{standard[0]['date']}, commit {standard[0]['commit']}), within "
+                      f"{self.spans(standard)} on each of them, and {self.spans(workloads)} on the "
+                      f"{len(workloads)} workload layers ({workloads[0]['commit']})", text)
+        self.assertIn(f"About {medians[1] / medians[0]:.0f} times lesson 16's", text)
+
+
 class Fp8AccuracyTable(unittest.TestCase):
     """Lesson 18's error against K: every row of its table, and the growth of fast accumulation's
     error, from accuracy_18_h200.csv (what `lesson18 accuracy --csv` wrote)."""
