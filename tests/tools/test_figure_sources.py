@@ -309,6 +309,36 @@ class ReadmeResultsTables(unittest.TestCase):
         self.assertIn(f"over the {len(rows)} shapes of the standard sweep is {mean:.3f}", text)
 
 
+class ClusterCostTable(unittest.TestCase):
+    """Lesson 12's table of median times against lesson 10's, from the 71f85ba bench: lesson 12's
+    rows of docs/results/h100.csv and lesson 10's of that run (its file as commit 401f7be wrote
+    it); the tiles and slices follow from the shape (lesson 10's 128 x 256 tiles, 64-deep slices)."""
+
+    HEADER = "| shape | 10 ms | 12 ms | 12 vs 10 | tiles (lesson 10 blocks) | slices per tile |"
+    LESSON_12 = REPOSITORY / "lessons" / "12_cluster_multicast" / "README.md"
+
+    def test_rows(self):
+        needs(self.LESSON_12, RESULTS_H100)
+        revision = subprocess.run(["git", "show", "401f7be:docs/results.csv"], cwd=REPOSITORY,
+                                  capture_output=True, text=True)
+        if revision.returncode != 0:
+            self.skipTest("needs the course's git history: git show 401f7be:docs/results.csv")
+        tens = bench_figures(rows_of(revision.stdout))
+        twelves = bench_figures(read_rows(RESULTS_H100))
+        lines = table_after(self.LESSON_12, self.HEADER)[2:]
+        self.assertEqual(len(lines), 9)
+        for line in lines:
+            cells = cells_of(line)
+            m, n, k = shape_of(cells[0])
+            ten, twelve = tens[(10, m, n, k)], twelves[(12, m, n, k)]
+            self.assertEqual(twelve["commit"], "71f85ba", line)
+            change = Decimal(twelve["lesson_median_ms"]) / Decimal(ten["lesson_median_ms"]) - 1
+            shown = rounded(change * 100, 1)
+            self.assertEqual(cells[1:], [ten["lesson_median_ms"], twelve["lesson_median_ms"],
+                                         ("" if shown.startswith("-") else "+") + shown + "%",
+                                         str(-(-m // 128) * -(-n // 256)), str(k // 64)], line)
+
+
 class LessonsByShapeTables(unittest.TestCase):
     """Lessons 03 and 04's tables of lessons by shape (`make bench`, docs/results/h100.csv): a row
     per lesson ("02 smem_tiling"), and per shape a "<shape> TFLOP/s" column followed by its "%"
