@@ -309,6 +309,56 @@ class ReadmeResultsTables(unittest.TestCase):
         self.assertIn(f"over the {len(rows)} shapes of the standard sweep is {mean:.3f}", text)
 
 
+class BranchTables(unittest.TestCase):
+    """Lessons 11 and 12 on which of lessons 10 and 11 lesson 12 starts from: the geometric means
+    of the paired ratios over the first nine standard shapes, and single shapes, from the two
+    `make bench` runs on the H100 (e7ccc8c in docs/results/h100.csv for lessons 10 and 11; 71f85ba
+    in that file as commit 401f7be wrote it)."""
+
+    LESSON_11 = REPOSITORY / "lessons" / "11_pingpong" / "README.md"
+    LESSON_12 = REPOSITORY / "lessons" / "12_cluster_multicast" / "README.md"
+    FIRST_NINE = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (6144, 6144, 6144),
+                  (8192, 8192, 8192), (8192, 8192, 1024), (1024, 1024, 8192), (4096, 14336, 4096),
+                  (3000, 5000, 4000)]
+
+    def runs(self):
+        needs(self.LESSON_11, self.LESSON_12, RESULTS_H100)
+        revision = subprocess.run(["git", "show", "401f7be:docs/results.csv"], cwd=REPOSITORY,
+                                  capture_output=True, text=True)
+        if revision.returncode != 0:
+            self.skipTest("needs the course's git history: git show 401f7be:docs/results.csv")
+        return {"71f85ba": bench_figures(rows_of(revision.stdout)),
+                "e7ccc8c": bench_figures(read_rows(RESULTS_H100))}
+
+    def mean(self, figures, lesson):
+        return f"{geometric_mean(figures[(lesson, *shape)]['ratio'] for shape in self.FIRST_NINE):.3f}"
+
+    def test_lesson_12(self):
+        runs = self.runs()
+        for line in table_after(self.LESSON_12, "| figure | run | lesson 10 | lesson 11 |")[2:]:
+            cells = [unbold(cell) for cell in cells_of(line)]
+            commit = cells[1].split(",")[0]
+            figures = runs[commit]
+            if cells[0].startswith("geometric mean") or cells[0] == "the same":
+                expected = [self.mean(figures, 10), self.mean(figures, 11)]
+            else:
+                shape = shape_of(cells[0])
+                expected = [percent(figures[(lesson, *shape)]["ratio"]) for lesson in (10, 11)]
+                self.assertTrue(all(figures[(lesson, *shape)]["commit"] == commit
+                                    for lesson in (10, 11)), line)
+            self.assertEqual(cells[2:], expected, line)
+
+    def test_lesson_11(self):
+        runs = self.runs()
+        lines = table_after(self.LESSON_11, "| run | lesson 10 | lesson 11 |")[2:]
+        self.assertEqual(len(lines), 2)
+        for line in lines:
+            cells = [unbold(cell) for cell in cells_of(line)]
+            commit = re.search(r"commit (\w+)", cells[0]).group(1)
+            self.assertEqual(cells[1:], [self.mean(runs[commit], 10), self.mean(runs[commit], 11)],
+                             line)
+
+
 class ClusterCostTable(unittest.TestCase):
     """Lesson 12's table of median times against lesson 10's, from the 71f85ba bench: lesson 12's
     rows of docs/results/h100.csv and lesson 10's of that run (its file as commit 401f7be wrote
