@@ -2,7 +2,7 @@
 """Registers, shared memory and spills per lesson kernel, from the compiler's own report.
 
 `make resources` builds every lesson with `-Xptxas -v` into one log per lesson and runs this
-script on the logs. ptxas prints, for every kernel it compiles:
+script on the logs (`--csv FILE` also writes the table as CSV). ptxas prints, for every kernel it compiles:
 
     ptxas info    : Compiling entry function '_ZN8lesson0211gemm_kernel...' for 'sm_90a'
     ptxas info    : Function properties for _ZN8lesson0211gemm_kernel...
@@ -12,6 +12,9 @@ script on the logs. ptxas prints, for every kernel it compiles:
 Shared memory here is the static part; memory a kernel asks for at launch (dynamic shared
 memory) is not known to the compiler and is given in each lesson's README.
 """
+import argparse
+import csv
+import datetime
 import re
 import shutil
 import subprocess
@@ -47,7 +50,31 @@ def parse(text):
     return kernels
 
 
-def main(paths):
+def write_csv(path, names, rows):
+    """The table as CSV: one row per kernel, with the compiler's version, the date and the commit."""
+    version = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout
+    release = re.search(r"release ([\d.]+)", version)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    with open(path, "w", newline="") as file:
+        out = csv.writer(file, lineterminator="\n")
+        out.writerow(["kernel", "arch", "registers", "static_smem_bytes", "stack_bytes",
+                      "spill_store_bytes", "spill_load_bytes", "nvcc", "date", "commit"])
+        for name, kernel in zip(names, rows):
+            out.writerow([name.split("(")[0].removeprefix("void "), kernel["arch"],
+                          kernel["registers"], kernel["smem"], kernel["stack"],
+                          kernel["spill_stores"], kernel["spill_loads"],
+                          release.group(1) if release else "unknown",
+                          datetime.date.today().isoformat(), commit])
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description="Registers, shared memory and spills per lesson "
+                                                 "kernel, from ptxas -v logs.")
+    parser.add_argument("logs", nargs="+")
+    parser.add_argument("--csv", help="also write the table to this CSV file")
+    args = parser.parse_args(argv)
+    paths = args.logs
     rows = []
     for path in paths:
         with open(path) as log:
@@ -64,6 +91,8 @@ def main(paths):
     for row in table:
         print("  ".join(str(cell).ljust(width) if i < 2 else str(cell).rjust(width)
                         for i, (cell, width) in enumerate(zip(row, widths))))
+    if args.csv:
+        write_csv(args.csv, names, rows)
 
 
 if __name__ == "__main__":

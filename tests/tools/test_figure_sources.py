@@ -389,6 +389,52 @@ class ClusterCostTable(unittest.TestCase):
                                          str(-(-m // 128) * -(-n // 256)), str(k // 64)], line)
 
 
+class RegisterStudyTable(unittest.TestCase):
+    """Lesson 06's registers at five tile shapes, from what `make resources` wrote of ptxas's report
+    (profiles/sweeps/ptxas_05_06.csv): each row's kernel is lessonNN's TileShape<block rows, block
+    columns, warp rows, warp columns, stages>."""
+
+    HEADER = ("| kernel | block tile | warp tile | stages | registers | stack B | spill stores B "
+              "| spill loads B |")
+    LESSON_06 = REPOSITORY / "lessons" / "06_fragment_interleaving" / "README.md"
+    DATA = SWEEPS / "ptxas_05_06.csv"
+
+    def test_rows(self):
+        needs(self.LESSON_06, self.DATA)
+        kernels = {row["kernel"]: row for row in read_rows(self.DATA)}
+        lines = table_after(self.LESSON_06, self.HEADER)[2:]
+        self.assertEqual(len(lines), len(kernels))
+        for line in lines:
+            cells = [unbold(cell) for cell in cells_of(line)]
+            lesson = "lesson" + cells[0].split()[1]
+            shape = ", ".join(cells[1].split(" x ") + cells[2].split(" x ") + [cells[3]])
+            row = kernels[f"{lesson}::gemm_kernel<{lesson}::TileShape<{shape}> >"]
+            self.assertEqual(cells[4:], [row["registers"], row["stack_bytes"],
+                                         row["spill_store_bytes"], row["spill_load_bytes"]], line)
+        # The table of the two buffers' price: lesson 05's and lesson 06's registers at the two
+        # warp tiles of the 128 x 128 block tile, and the sentence on 64 x 64's spills.
+        def kernel(lesson, warp_tile):
+            return kernels[f"lesson{lesson}::gemm_kernel<lesson{lesson}::TileShape<128, 128, "
+                           f"{warp_tile}, 3> >"]
+
+        price = table_after(self.LESSON_06, "| warp tile | accumulators | one buffer (A + B) "
+                                            "| two buffers | lesson 05 | lesson 06 |")[2:]
+        for line, warp_tile in zip(price, ("64, 64", "64, 32")):
+            cells = [unbold(cell) for cell in cells_of(line)]
+            five, six = kernel("05", warp_tile), kernel("06", warp_tile)
+            spills = int(six["spill_store_bytes"]) > 0
+            self.assertEqual(cells[4:], [five["registers"], six["registers"] + (" and spills" if
+                                                                                 spills else "")],
+                             line)
+        spilled = kernel("06", "64, 64")
+        text = prose(self.LESSON_06)
+        self.assertIn(f"a {spilled['stack_bytes']}-byte stack frame, {spilled['spill_store_bytes']} "
+                      f"bytes of spill stores and {spilled['spill_load_bytes']} of spill loads", text)
+        sample = next(iter(kernels.values()))
+        self.assertIn(f"(nvcc {sample['nvcc']}, target sm_90a, commit {sample['commit']}, "
+                      f"{sample['date']},", text)
+
+
 class LessonsByShapeTables(unittest.TestCase):
     """Lessons 03 and 04's tables of lessons by shape (`make bench`, docs/results/h100.csv): a row
     per lesson ("02 smem_tiling"), and per shape a "<shape> TFLOP/s" column followed by its "%"
