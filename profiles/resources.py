@@ -15,6 +15,7 @@ memory) is not known to the compiler and is given in each lesson's README.
 import argparse
 import csv
 import datetime
+import os
 import re
 import shutil
 import subprocess
@@ -50,10 +51,21 @@ def parse(text):
     return kernels
 
 
+def compiler_version():
+    """What `nvcc --version` prints (NVCC, or nvcc on the PATH), or "" without one."""
+    nvcc = os.environ.get("NVCC") or shutil.which("nvcc")
+    if not nvcc:
+        return ""
+    try:
+        return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return ""
+
+
 def write_csv(path, names, rows):
-    """The table as CSV: one row per kernel, with the compiler's version, the date and the commit."""
-    version = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout
-    release = re.search(r"release ([\d.]+)", version)
+    """The table as CSV: one row per kernel, with the compiler's version, the date and the
+    commit."""
+    release = re.search(r"release ([\d.]+)", compiler_version())
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or "unknown"
     with open(path, "w", newline="") as file:
