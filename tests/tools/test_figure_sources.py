@@ -1574,6 +1574,15 @@ class RoleTimelineTable(unittest.TestCase):
                       f"{128 * block_bytes / mmas / 1e6:.1f} TB/s", text)
         self.assertIn(f"takes {deep[3] - deep[2]:.1f} us for 128 slices (8 times the bytes at "
                       f"{8 * 128 * block_bytes / (deep[3] - deep[2]) / 1e6:.1f} TB/s)", text)
+        # The yardstick: what L2 delivered in lesson 18's profile before its descriptor change.
+        profile = SWEEPS / "profile_18_8192_h200.csv"
+        needs(profile)
+        before = {row["metric"]: float(row["before"]) for row in read_rows(profile)}
+        delivered = (before["lts__t_sectors_srcunit_tex_op_read.sum"] * 32
+                     / before["gpu__time_duration.sum"] / 1e3)
+        self.assertIn(f"saw L2 deliver {delivered:.1f} TB/s to the SMs at "
+                      f"{before['lts__throughput.avg.pct_of_peak_sustained_elapsed']:.0f}% of its "
+                      "peak throughput", text)
 
 
 class ForcedConfigurationsTable:
