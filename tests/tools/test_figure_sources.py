@@ -1236,6 +1236,15 @@ class Fp8DescriptorFigures(unittest.TestCase):
                 for variant in ("A18", "D18")]))
         self.assertEqual(table_after(LESSON_18, self.HEADER)[2:], expected)
         self.assertEqual(len(expected), 5)
+
+        def less_time(shape, configuration="128x128_c1"):
+            return 100 * (1 - self.mean_ratio(rows, "A18", shape, configuration)
+                          / self.mean_ratio(rows, "D18", shape, configuration))
+
+        large = [less_time(shape) for shape in ("4096^3", "8192^3")]
+        small = [less_time("2048^3"), less_time("1024 x 1024 x 8192", "64x128_c1")]
+        self.assertIn(f"{min(large):.0f}-{max(large):.0f}% less time at 4096^3-8192^3 and "
+                      f"{min(small):.0f}-{max(small):.0f}% at the smaller shapes", prose(LESSON_18))
         eight = "8192^3"
         self.assertIn(f"(0.{self.mean_ratio(rows, 'D18', eight, '128x128_c2') * 1000:.0f} against "
                       f"0.{self.mean_ratio(rows, 'D18', eight, '128x128_c1') * 1000:.0f})",
