@@ -95,7 +95,7 @@ resources: configure
 	@$(PYTHON) profiles/resources.py $(addprefix $(BUILD)/resources/ptxas_lesson,$(addsuffix .log,$(LESSON_IDS)))
 	@echo
 	@echo "Lessons 05 and 06 at other tile shapes (block, warp, stages):"
-	@NVCC=$(NVCC) $(PYTHON) profiles/resources.py $(BUILD)/resources/ptxas_study.log --csv profiles/sweeps/ptxas_05_06.csv
+	@NVCC=$(NVCC) $(PYTHON) profiles/resources.py $(BUILD)/resources/ptxas_study.log --csv profiles/sweeps/ptxas_05_06.csv --commit $(COMMIT)
 
 # Small and ragged in M, N and K (K = 4 * 64 + 16), and within every lesson's contract: lesson 18
 # asks K % 16 == 0.

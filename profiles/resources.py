@@ -62,12 +62,10 @@ def compiler_version():
         return ""
 
 
-def write_csv(path, names, rows):
-    """The table as CSV: one row per kernel, with the compiler's version, the date and the
-    commit."""
+def write_csv(path, names, rows, commit):
+    """The table as CSV: one row per kernel, with the compiler's version, the date and `commit`
+    (make's COMMIT)."""
     release = re.search(r"release ([\d.]+)", compiler_version())
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or "unknown"
     with open(path, "w", newline="") as file:
         out = csv.writer(file, lineterminator="\n")
         out.writerow(["kernel", "arch", "registers", "static_smem_bytes", "stack_bytes",
@@ -85,6 +83,7 @@ def main(argv):
                                                  "kernel, from ptxas -v logs.")
     parser.add_argument("logs", nargs="+")
     parser.add_argument("--csv", help="also write the table to this CSV file")
+    parser.add_argument("--commit", default="unknown", help="the commit, for the CSV")
     args = parser.parse_args(argv)
     paths = args.logs
     rows = []
@@ -104,7 +103,7 @@ def main(argv):
         print("  ".join(str(cell).ljust(width) if i < 2 else str(cell).rjust(width)
                         for i, (cell, width) in enumerate(zip(row, widths))))
     if args.csv:
-        write_csv(args.csv, names, rows)
+        write_csv(args.csv, names, rows, args.commit)
 
 
 if __name__ == "__main__":

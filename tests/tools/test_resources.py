@@ -33,12 +33,13 @@ class Resources(unittest.TestCase):
             log, table = Path(folder) / "ptxas.log", Path(folder) / "table.csv"
             log.write_text(LOG)
             with unittest.mock.patch("builtins.print"):
-                resources.main([str(log), "--csv", str(table)])
+                resources.main([str(log), "--csv", str(table), "--commit", "abc1234"])
             rows = list(csv.DictReader(table.open()))
         self.assertEqual(len(rows), 1)
         self.assertEqual((rows[0]["registers"], rows[0]["spill_load_bytes"]), ("255", "172"))
         self.assertTrue(rows[0]["kernel"].startswith("lesson06::gemm_kernel"))
-        self.assertTrue({"nvcc", "date", "commit"} <= set(rows[0]))
+        self.assertEqual(rows[0]["commit"], "abc1234")
+        self.assertTrue({"nvcc", "date"} <= set(rows[0]))
 
 
 if __name__ == "__main__":
