@@ -80,8 +80,11 @@ std::vector<Event> events() {
       {"producer", -1, "cluster synced", TraceSlots::producer(ProducerEvent::cluster_synced)},
       {"producer", -1, "set up", TraceSlots::producer(ProducerEvent::set_up)},
       {"producer", -1, "first load", TraceSlots::producer(ProducerEvent::first_load)},
+      {"producer", -1, "first posted", TraceSlots::producer(ProducerEvent::first_posted)},
   };
   const char* roles[] = {"math 0", "math 1"};
+  for (int warpgroup = 0; warpgroup < TraceSlots::kMathWarpgroups; ++warpgroup)
+    list.push_back({roles[warpgroup], -1, "registers taken", TraceSlots::registers_taken(warpgroup)});
   for (int item = 0; item < TraceSlots::kTracedItems; ++item)
     for (int warpgroup = 0; warpgroup < TraceSlots::kMathWarpgroups; ++warpgroup) {
       list.push_back({roles[warpgroup], item, "received",

@@ -32,6 +32,9 @@ struct ClockTrace {
     if (threadIdx.x % 128 == 0 && position < TraceSlots::kTracedItems)
       stamp(TraceSlots::item(warpgroup, position, event));
   }
+  __device__ static void registers_taken(int warpgroup) {
+    if (threadIdx.x % 128 == 0) stamp(TraceSlots::registers_taken(warpgroup));
+  }
   __device__ static void finished(int warpgroup) {
     if (threadIdx.x % 128 == 0) stamp(TraceSlots::finished(warpgroup));
   }

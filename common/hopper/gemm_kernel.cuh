@@ -145,6 +145,7 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
         // states follow from the position (the producer has no register to spare for another).
         shared.queue.post_at(i, item);
         Epilogue::post(shared.epilogue, i, item);
+        if (i == 0) K::Trace::producer(ProducerEvent::first_posted);
         Mainloop::template load<Tile>(shared.pipeline, shared.ring, params.mainloop, item, rank,
                                       write_state);
       }
@@ -161,6 +162,7 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
 
   // ---- Math warpgroups: registers up; the consumers of the tile's kind. ----
   ptx::setmaxnreg_inc<K::kConsumerRegisters>();
+  K::Trace::registers_taken(warpgroup - 1);
   if constexpr (Tile::kPingPong)
     run_pingpong_consumer<K>(shared, params, warpgroup - 1);
   else

@@ -7,12 +7,14 @@
 ///                                   cluster barrier passed (the barriers visible to both
 ///                                   blocks); the producer warpgroup set up (its registers given
 ///                                   back); the first load about to be issued (the schedule's
-///                                   first item worked out); the last load issued
+///                                   first item worked out); the first item posted to the math
+///                                   warpgroups and the epilogue; the last load issued
 ///   item(warpgroup, position, e)    the first thread of math warpgroup `warpgroup`, for its first
 ///                                   kTracedItems work items (position: the block's item count, or
 ///                                   a ping-pong warpgroup's own): received from the producer; its
 ///                                   MMAs complete; its tile's stores issued (none for a part of a
 ///                                   cut tile that the fixup did not end)
+///   registers_taken(warpgroup)      ... once its setmaxnreg has given it its registers
 ///   finished(warpgroup)             ... once its last TMA store has drained
 ///
 /// NoTrace, the course's kernels': every call compiles to nothing. profiles/role_timeline.cu runs
@@ -37,22 +39,27 @@ enum class ProducerEvent {
   cluster_synced,
   set_up,
   first_load,
+  first_posted,
   last_load
 };
 enum class ItemEvent { received, mmas_complete, stored };
 
 struct TraceSlots {
-  static constexpr int kProducerEvents = 6, kItemEvents = 3;
+  static constexpr int kProducerEvents = 7, kItemEvents = 3;
   static constexpr int kTracedItems = 4, kMathWarpgroups = 2;
-  static constexpr int kPerWarpgroup = kTracedItems * kItemEvents + 1;  // + finished
+  // The items' events, then registers taken and finished.
+  static constexpr int kPerWarpgroup = kTracedItems * kItemEvents + 2;
   static constexpr int kCount = kProducerEvents + kMathWarpgroups * kPerWarpgroup;
 
   GEMM_HOST_DEVICE static constexpr int producer(ProducerEvent event) { return int(event); }
   GEMM_HOST_DEVICE static constexpr int item(int warpgroup, int position, ItemEvent event) {
     return kProducerEvents + warpgroup * kPerWarpgroup + position * kItemEvents + int(event);
   }
-  GEMM_HOST_DEVICE static constexpr int finished(int warpgroup) {
+  GEMM_HOST_DEVICE static constexpr int registers_taken(int warpgroup) {
     return kProducerEvents + warpgroup * kPerWarpgroup + kTracedItems * kItemEvents;
+  }
+  GEMM_HOST_DEVICE static constexpr int finished(int warpgroup) {
+    return registers_taken(warpgroup) + 1;
   }
 };
 
@@ -62,6 +69,7 @@ struct NoTrace {
 #if defined(__CUDACC__)
   __device__ static void producer(ProducerEvent) {}
   __device__ static void item(int, int, ItemEvent) {}
+  __device__ static void registers_taken(int) {}
   __device__ static void finished(int) {}
 #endif
 };
