@@ -753,6 +753,46 @@ class Grader:
                 f"({report.get('lesson_tflops', 0):.1f} TFLOP/s; a short correctness run, not the "
                 "performance protocol).")
 
+    def correctness_on_gpu(self, public, hidden, rerun, sanitizer_runs=(), what="run",
+                           performance_seconds=0):
+        """The correctness part of the GPU's work, the same for every kind of lesson: the public
+        and hidden runs and the sanitizer runs, up to self.jobs at once, then the bit-identical
+        reruns, all inside one hold of the GPU that starts with the canary. Sets bound_seconds,
+        the most this part (and the performance part's `performance_seconds`) can take with every
+        run at its limit: a hang cannot make grading longer. The runs go on self.jobs threads,
+        each taking the next run when it is free, so the last one ends at most the longest run
+        after the average thread's share of them all. `what` names a run in the notes. Returns
+        why performance is not graded, or None."""
+        if self.report.public_mode:
+            self.report.notes.append(f"Public mode (no GRADE_SECRET): hidden {what}s and "
+                                     "performance were not graded.")
+        run_limits = [self.run_timeout(run) for run in public + hidden + rerun]
+        limits = run_limits + [self.sanitizer_timeout()] * len(sanitizer_runs)
+        self.bound_seconds = (CANARY_SECONDS * (1 + MAX_HANGS) + sum(limits) / self.jobs
+                              + (max(limits) if self.jobs > 1 else 0) + performance_seconds)
+        lock_wait = self.time_for(GPU_LOCK_WAIT_SECONDS, "waiting for the GPU")
+        with gpu_lock(exclusive=self.jobs == 1, wait_seconds=lock_wait):
+            self.canary("start")
+            sanitizer_text = (f", a sanitizer run {self.sanitizer_timeout()} s" if sanitizer_runs
+                              else "")
+            self.report.notes.append(
+                f"Time limits: {self.jobs} correctness run(s) at once on the GPU (--jobs "
+                f"{self.jobs}); each {what} may take {min(run_limits):.0f}-{max(run_limits):.0f} s "
+                f"({self.run_seconds:g} s plus its arithmetic" + (f", times {self.jobs} for the "
+                "runs that share the GPU" if self.jobs > 1 else "") + f"){sanitizer_text}; the "
+                f"runs on the GPU, every one at its limit, {self.bound_seconds:.0f} s.")
+            first = [functools.partial(self.shape_test, "public", run) for run in public]
+            first += [functools.partial(self.shape_test, "hidden", run) for run in hidden]
+            first += list(sanitizer_runs)
+            for test in self.in_parallel(first):
+                self.report.add(*test)
+            for test in self.in_parallel([functools.partial(self.rerun_test, run) for run in rerun]):
+                self.report.add(*test)
+        blocked = self.performance_blocked()
+        if blocked and blocked != "public mode":
+            self.report.not_run["performance"] = blocked
+        return blocked
+
     def gpu_layer(self):
         """Everything that needs the GPU, for a lesson that is a layer over GPUs (lesson 19): its
         token runs on one GPU, each checking the layer and rehearsing every rank count's copies,
@@ -765,30 +805,8 @@ class Grader:
             public, hidden = public[:2], hidden[:1]
             self.report.notes.append(f"Quick grade: {len(public)} public and {len(hidden)} hidden "
                                      "token runs, one rerun.")
-        if self.report.public_mode:
-            self.report.notes.append("Public mode (no GRADE_SECRET): hidden runs and performance "
-                                     "were not graded.")
         rerun = (public[-1:] + hidden[-1:])[:1 if self.quick else 2]
-        run_limits = [self.run_timeout(run) for run in public + hidden + rerun]
-        self.bound_seconds = CANARY_SECONDS * (1 + MAX_HANGS) + sum(run_limits) / self.jobs + (
-            max(run_limits) if self.jobs > 1 else 0)
-        lock_wait = self.time_for(GPU_LOCK_WAIT_SECONDS, "waiting for the GPU")
-        with gpu_lock(exclusive=self.jobs == 1, wait_seconds=lock_wait):
-            self.canary("start")
-            self.report.notes.append(
-                f"Time limits: {self.jobs} run(s) at once on the GPU (--jobs {self.jobs}); each run "
-                f"may take {min(run_limits):.0f}-{max(run_limits):.0f} s; the runs on the GPU, "
-                f"every one at its limit, {self.bound_seconds:.0f} s.")
-            first = [functools.partial(self.shape_test, "public", run) for run in public]
-            first += [functools.partial(self.shape_test, "hidden", run) for run in hidden]
-            for test in self.in_parallel(first):
-                self.report.add(*test)
-            for test in self.in_parallel([functools.partial(self.rerun_test, run) for run in rerun]):
-                self.report.add(*test)
-        blocked = self.performance_blocked()
-        if blocked:
-            if blocked != "public mode":
-                self.report.not_run["performance"] = blocked
+        if self.correctness_on_gpu(public, hidden, rerun, what="token run"):
             return
         self.report.add("performance", "performance", True,
                         "not timed: this lesson's regions are host arithmetic that decides where "
@@ -820,9 +838,6 @@ class Grader:
                                      "B^T + beta * C + bias), each with its own cases.")
         public += fused_public
         hidden += fused_hidden
-        if self.report.public_mode:
-            self.report.notes.append("Public mode (no GRADE_SECRET): hidden shapes and performance "
-                                     "were not graded.")
         rerun = ([shape for shape in public if shape.name in shapes.RERUN_SHAPES][:1] + hidden[:1]
                  + fused_public[:1])
         if self.quick:
@@ -833,36 +848,11 @@ class Grader:
             epilogue = fused_public[0].epilogue
             sanitizers_run += [functools.partial(self.sanitizer_test, tool, epilogue)
                                for tool in ("memcheck", "racecheck")]
-        # The most this part can take, every run at its limit: a hang cannot make grading longer.
-        # The runs go on self.jobs threads, each taking the next run when it is free, so the last
-        # one ends at most the longest run after the average thread's share of them all.
-        run_limits = [self.run_timeout(shape) for shape in public + hidden + rerun]
-        limits = run_limits + [self.sanitizer_timeout()] * len(sanitizers_run)
-        self.bound_seconds = (CANARY_SECONDS * (1 + MAX_HANGS) + sum(limits) / self.jobs
-                              + (max(limits) if self.jobs > 1 else 0)
-                              + PERFORMANCE_SECONDS * len(shapes.PERFORMANCE_SHAPES))
-        lock_wait = self.time_for(GPU_LOCK_WAIT_SECONDS, "waiting for the GPU")
-        with gpu_lock(exclusive=self.jobs == 1, wait_seconds=lock_wait):
-            self.canary("start")
-            self.report.notes.append(
-                f"Time limits: {self.jobs} correctness run(s) at once on the GPU (--jobs "
-                f"{self.jobs}); each run may take {min(run_limits):.0f}-{max(run_limits):.0f} s "
-                f"({self.run_seconds:g} s plus its arithmetic" + (f", times {self.jobs} for the "
-                "runs that share the GPU" if self.jobs > 1 else "") + f"), a sanitizer run "
-                f"{self.sanitizer_timeout()} s; the runs on the GPU, every one at its limit, "
-                f"{self.bound_seconds:.0f} s.")
-            first = [functools.partial(self.shape_test, "public", shape) for shape in public]
-            first += [functools.partial(self.shape_test, "hidden", shape) for shape in hidden]
-            first += sanitizers_run
-            for test in self.in_parallel(first):
-                self.report.add(*test)
-            for test in self.in_parallel([functools.partial(self.rerun_test, shape) for shape in rerun]):
-                self.report.add(*test)
-            self.report_cublas()
-        blocked = self.performance_blocked()
+        blocked = self.correctness_on_gpu(public, hidden, rerun, sanitizers_run, what="shape",
+                                          performance_seconds=PERFORMANCE_SECONDS
+                                          * len(shapes.PERFORMANCE_SHAPES))
+        self.report_cublas()
         if blocked:
-            if blocked != "public mode":
-                self.report.not_run["performance"] = blocked
             return
         with self.tree.locked(self.time_for(TREE_LOCK_WAIT_SECONDS, "waiting for the build tree")):
             pair = self.folder.target("pair")

@@ -9,6 +9,7 @@ import os
 import sys
 import tempfile
 import unittest
+import unittest.mock
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -224,6 +225,79 @@ class Messages(unittest.TestCase):
         self.assertEqual(first, "failed (exit code 1 (the check failed)): FAIL iteration_ns: tile "
                                 "128 x 256, cluster 2: 10 ns, expected 20 ns")
         self.assertIn("FAIL iteration_ns: tile 128 x 64, cluster 1: 3 ns, expected 5 ns", rest)
+
+
+class CorrectnessOnTheGpu(unittest.TestCase):
+    """The GPU part that every kind of lesson shares (Grader.correctness_on_gpu), with the runs
+    themselves, the canary and the GPU's lock replaced: the order of the runs, the time bound and
+    whether performance may follow."""
+
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.dir = Path(self.folder.name)
+        self.ran = []
+        self.lock = unittest.mock.patch.object(grade, "gpu_lock",
+                                               lambda **_: contextlib.nullcontext())
+        self.lock.start()
+
+    def tearDown(self):
+        self.lock.stop()
+        self.folder.cleanup()
+
+    def grader(self, jobs=1, secret=b"s", failing=()):
+        grader = grade.Grader(1, self.dir / "kernel.cuh", self.dir / "results", self.dir / "tree",
+                              secret=secret, jobs=jobs)
+        grader.lesson = grade.lessons.load(REPOSITORY, 1)
+        grader.canary = lambda why: self.ran.append(("canary", why))
+
+        def shape_test(part, shape):
+            self.ran.append((part, shape.name))
+            return shape.name, part, shape.name not in failing, "", 0.0
+
+        def rerun_test(shape):
+            self.ran.append(("rerun", shape.name))
+            return "rerun " + shape.name, "robustness", True, "", 0.0
+
+        grader.shape_test, grader.rerun_test = shape_test, rerun_test
+        return grader
+
+    def sanitizer(self, tool):
+        def run():
+            self.ran.append(("sanitizer", tool))
+            return tool, "robustness", True, "", 0.0
+        return run
+
+    SHAPES = [grade.shapes.Shape(name, 64, 64, 64, 1) for name in ("a", "b", "c")]
+
+    def test_the_runs_in_order_and_the_bound(self):
+        grader = self.grader()
+        public, hidden = self.SHAPES[:2], self.SHAPES[2:]
+        blocked = grader.correctness_on_gpu(public, hidden, public[:1], [self.sanitizer("memcheck")],
+                                            performance_seconds=300)
+        self.assertEqual(self.ran, [("canary", "start"), ("public", "a"), ("public", "b"),
+                                    ("hidden", "c"), ("sanitizer", "memcheck"), ("rerun", "a")])
+        limits = [grader.run_timeout(shape) for shape in public + hidden + public[:1]]
+        self.assertAlmostEqual(grader.bound_seconds, grade.CANARY_SECONDS * (1 + grade.MAX_HANGS)
+                               + sum(limits) + grader.sanitizer_timeout() + 300)
+        # The static checks have not run here, so their parts are not full: no performance.
+        self.assertEqual(blocked, "performance counts only when everything else earned full points")
+        self.assertEqual(grader.report.not_run["performance"], blocked)
+
+    def test_runs_that_share_the_gpu_add_the_longest_to_their_share(self):
+        grader = self.grader(jobs=4)
+        grader.correctness_on_gpu(self.SHAPES, [], [])
+        limits = [grader.run_timeout(shape) for shape in self.SHAPES]
+        self.assertAlmostEqual(grader.bound_seconds, grade.CANARY_SECONDS * (1 + grade.MAX_HANGS)
+                               + sum(limits) / 4 + max(limits))
+        self.assertIn("4 correctness run(s) at once", " ".join(grader.report.notes))
+
+    def test_public_mode_says_so_and_records_no_reason(self):
+        grader = self.grader(secret=None)
+        self.assertEqual(grader.correctness_on_gpu(self.SHAPES, [], [], what="token run"),
+                         "public mode")
+        self.assertNotIn("performance", grader.report.not_run)
+        self.assertIn("hidden token runs and performance were not graded",
+                      " ".join(grader.report.notes))
 
 
 class TensorParallelRuns(unittest.TestCase):
