@@ -89,6 +89,8 @@ std::vector<Event> events() {
     for (int warpgroup = 0; warpgroup < TraceSlots::kMathWarpgroups; ++warpgroup) {
       list.push_back({roles[warpgroup], item, "received",
                       TraceSlots::item(warpgroup, item, ItemEvent::received)});
+      list.push_back({roles[warpgroup], item, "first slice",
+                      TraceSlots::item(warpgroup, item, ItemEvent::first_slice)});
       list.push_back({roles[warpgroup], item, "MMAs complete",
                       TraceSlots::item(warpgroup, item, ItemEvent::mmas_complete)});
       list.push_back({roles[warpgroup], item, "stored",

@@ -32,6 +32,14 @@ struct ClockTrace {
     if (threadIdx.x % 128 == 0 && position < TraceSlots::kTracedItems)
       stamp(TraceSlots::item(warpgroup, position, event));
   }
+  // The item's first slice in shared memory: the warpgroup waits for it here, before its MMAs do
+  // (a second wait on a completed phase returns at once: the stage is not released before them).
+  template <class Pipeline, class State>
+  __device__ static void first_slice(int warpgroup, int position, Pipeline& pipeline,
+                                     const State& state) {
+    pipeline.consumer_wait(state);
+    item(warpgroup, position, ItemEvent::first_slice);
+  }
   __device__ static void registers_taken(int warpgroup) {
     if (threadIdx.x % 128 == 0) stamp(TraceSlots::registers_taken(warpgroup));
   }

@@ -69,6 +69,7 @@ __device__ void run_cooperative_consumer(typename Kernel::SharedStorage& shared,
     const WorkItem item = shared.queue.receive(receive_state);
     if (item.is_end()) break;
     Kernel::Trace::item(warpgroup, position, ItemEvent::received);
+    Kernel::Trace::first_slice(warpgroup, position, shared.pipeline, read_state);
     const auto pending = Mainloop::template issue_mmas<Tile>(
         shared.pipeline, shared.ring, params.mainloop, accumulator, first_row, item, read_state);
     Mainloop::template drain<Tile>(shared.pipeline, accumulator, pending);
@@ -112,6 +113,7 @@ __device__ void run_pingpong_consumer(typename Kernel::SharedStorage& shared,
       continue;
     }
     Kernel::Trace::item(warpgroup, stored_by_warpgroup, ItemEvent::received);
+    Kernel::Trace::first_slice(warpgroup, stored_by_warpgroup, shared.pipeline, read_state);
     // MMA turn: wait until the other warpgroup has issued its last MMAs, issue this item's, and
     // hand the tensor cores over: the other's wgmmas queue behind these.
     ConsumerTurns::wait(&turns.mma[warpgroup], mma_turn);

@@ -12,8 +12,9 @@
 ///   item(warpgroup, position, e)    the first thread of math warpgroup `warpgroup`, for its first
 ///                                   kTracedItems work items (position: the block's item count, or
 ///                                   a ping-pong warpgroup's own): received from the producer; its
-///                                   MMAs complete; its tile's stores issued (none for a part of a
-///                                   cut tile that the fixup did not end)
+///                                   first slice in shared memory; its MMAs complete; its tile's
+///                                   stores issued (none for a part of a cut tile that the fixup
+///                                   did not end)
 ///   registers_taken(warpgroup)      ... once its setmaxnreg has given it its registers
 ///   finished(warpgroup)             ... once its last TMA store has drained
 ///
@@ -42,10 +43,10 @@ enum class ProducerEvent {
   first_posted,
   last_load
 };
-enum class ItemEvent { received, mmas_complete, stored };
+enum class ItemEvent { received, first_slice, mmas_complete, stored };
 
 struct TraceSlots {
-  static constexpr int kProducerEvents = 7, kItemEvents = 3;
+  static constexpr int kProducerEvents = 7, kItemEvents = 4;
   static constexpr int kTracedItems = 4, kMathWarpgroups = 2;
   // The items' events, then registers taken and finished.
   static constexpr int kPerWarpgroup = kTracedItems * kItemEvents + 2;
@@ -69,6 +70,8 @@ struct NoTrace {
 #if defined(__CUDACC__)
   __device__ static void producer(ProducerEvent) {}
   __device__ static void item(int, int, ItemEvent) {}
+  template <class Pipeline, class State>
+  __device__ static void first_slice(int, int, Pipeline&, const State&) {}
   __device__ static void registers_taken(int) {}
   __device__ static void finished(int) {}
 #endif
