@@ -77,10 +77,10 @@ std::vector<Event> events() {
       {"producer", -1, "started", TraceSlots::producer(ProducerEvent::started)},
       {"producer", -1, "barriers initialized",
        TraceSlots::producer(ProducerEvent::barriers_initialized)},
+      {"producer", -1, "first posted", TraceSlots::producer(ProducerEvent::first_posted)},
       {"producer", -1, "cluster synced", TraceSlots::producer(ProducerEvent::cluster_synced)},
       {"producer", -1, "set up", TraceSlots::producer(ProducerEvent::set_up)},
       {"producer", -1, "first load", TraceSlots::producer(ProducerEvent::first_load)},
-      {"producer", -1, "first posted", TraceSlots::producer(ProducerEvent::first_posted)},
   };
   const char* roles[] = {"math 0", "math 1"};
   for (int warpgroup = 0; warpgroup < TraceSlots::kMathWarpgroups; ++warpgroup)

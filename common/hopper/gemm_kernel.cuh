@@ -123,7 +123,21 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
     shared.pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
     K::Trace::producer(ProducerEvent::barriers_initialized);
   }
-  ptx::cluster_sync();
+  // NEW in lesson 16: the cluster barrier in two halves, and the block's first work item in
+  // between. Working an item out takes thread 0 about half a microsecond (64-bit divisions, one
+  // after another), and the block's first loads wait for it; the barrier takes about a third of
+  // one. So thread 0 arrives, works out and posts the first item (its own barriers, initialized
+  // above by this same thread: no other thread looks at them before the wait), then waits.
+  ptx::cluster_arrive();
+  if (threadIdx.x == 0) {
+    const auto schedule = K::Scheduler::template work_items<Tile>(
+        params.schedule, ptx::cluster_id_x(), ptx::cluster_cta_rank());
+    const WorkItem first = schedule.count() > 0 ? schedule.item(0) : WorkItem{};  // or the end
+    shared.queue.post_at(0, first);
+    Epilogue::post(shared.epilogue, 0, first);
+    K::Trace::producer(ProducerEvent::first_posted);
+  }
+  ptx::cluster_wait();
 
   if (warpgroup == 0) {
     // ---- Producer warpgroup: registers down; one thread posts every work item and loads it. ----
@@ -139,20 +153,25 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
       K::Launch::before_first_load();
       K::Trace::producer(ProducerEvent::first_load);
       auto write_state = PipelineState<Tile::kStages>::producer_start();
-      for (int64_t i = 0; i < schedule.count(); ++i) {
-        const WorkItem item = schedule.item(i);
-        // To the math warpgroups and the epilogue alike: the two queues move in step, and their
+      const int64_t count = schedule.count();
+      for (int64_t i = 0; i < count; ++i) {
+        // The first item is in its slot already; the others are worked out and posted here, to
+        // the math warpgroups and the epilogue alike: the two queues move in step, and their
         // states follow from the position (the producer has no register to spare for another).
-        shared.queue.post_at(i, item);
-        Epilogue::post(shared.epilogue, i, item);
-        if (i == 0) K::Trace::producer(ProducerEvent::first_posted);
+        const WorkItem item = i == 0 ? shared.queue.posted_at(0) : schedule.item(i);
+        if (i > 0) {
+          shared.queue.post_at(i, item);
+          Epilogue::post(shared.epilogue, i, item);
+        }
         Mainloop::template load<Tile>(shared.pipeline, shared.ring, params.mainloop, item, rank,
                                       write_state);
       }
       K::Launch::after_last_load();
       K::Trace::producer(ProducerEvent::last_load);
-      shared.queue.post_at(schedule.count(), WorkItem{});  // no slices: the end of the work
-      Epilogue::post(shared.epilogue, schedule.count(), WorkItem{});
+      if (count > 0) {  // no slices: the end of the work (with no items, it was the first post)
+        shared.queue.post_at(count, WorkItem{});
+        Epilogue::post(shared.epilogue, count, WorkItem{});
+      }
       taught::producer_tail(shared.pipeline, write_state);  // lesson 12: before this block exits
     } else if (threadIdx.x == Epilogue::Loader::kThread) {
       Epilogue::load_inputs(shared.epilogue, shared.epilogue_buffers, params.epilogue);

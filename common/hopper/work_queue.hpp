@@ -60,6 +60,11 @@ struct WorkQueue {
     post(state, item);
   }
 
+  // The producer thread's own item of position `position`, read back from its slot: the producer
+  // alone writes the slots, and this one is not written again before position + Depth.
+  __device__ WorkItem posted_at(int64_t position) const {
+    return items[State::producer_start().advanced(int(position)).index];
+  }
   // Every consumer thread; `state` starts at State::consumer_start(). Lane 0 of each warp waits,
   // reads the slot and releases it; the other lanes get the item from lane 0 by shuffles. (Had
   // every lane read the slot, a __syncwarp before lane 0's release would order those reads before
