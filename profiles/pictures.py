@@ -55,7 +55,7 @@ PICTURES = (
                         "37ecb1b")),
     Picture(16, "docs/img/roles_16_h200_1024.svg", roles_svg, "profiles/sweeps/roles_16_h200.csv",
             ("--shape", "1024x1024x1024", "--config", "64x128_c2_sk8", "--title",
-             "Lesson 16 at 1024^3, block by block: NVIDIA H200, 2026-11-29, commit e866440")),
+             "Lesson 16 at 1024^3, block by block: NVIDIA H200, 2026-11-29, commit ee0d6b0")),
     Picture(17, "docs/img/timeline_17_h200_128.svg", timeline_svg,
             "profiles/sweeps/timeline_17_h200.txt", ("--tokens", "128")),
     Picture(18, "docs/img/fp8_18_standard_h200.svg", fp8_svg,

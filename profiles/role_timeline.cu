@@ -1,8 +1,10 @@
 // make roles: where one launch of lesson 16's final kernel spends its time, role by role. Every
 // configuration of lesson 16's table is compiled here once more with the clock trace
-// (common/hopper/clock_trace.hpp), which stamps the global timer when the producer starts, is set
-// up, issues its first and its last load, and when each math warpgroup receives each of its first
-// work items, has its MMAs complete and has issued the tile's stores, and when it has finished.
+// (common/hopper/clock_trace.hpp), which stamps the global timer at each step of the producer's
+// set-up, when it has posted its first work item and issued its last load, and when each math
+// warpgroup has its registers, receives each of its first work items, has the item's first slice,
+// has its MMAs complete and has issued the tile's stores, and when it has finished
+// (common/hopper/trace.hpp lists them).
 //
 //   role_timeline [--shapes 1024x1024x1024,...|standard|held_out|workloads]
 //                 [--configs model,64x128_c2_sk8,...] [--runs R] [--csv FILE] [--commit SHA]

@@ -24,12 +24,19 @@ NEEDED = {"m", "n", "k", "configuration", "block", "role", "item", "event", "t_u
 ROLES = ("producer", "math 0", "math 1")
 
 # The producer's bars: from one of its events to the next.
-PRODUCER_PHASES = (("started", "set up", "set-up"), ("set up", "first load", "first item worked out"),
-                   ("first load", "last load", "loads"))
+PRODUCER_PHASES = (("started", "set up", "set-up"),
+                   ("set up", "first posted", "first item worked out and posted"),
+                   ("first posted", "last load", "loads"))
+
+# A math warpgroup's bars for each item: from one of its events to the next.
+ITEM_PHASES = (("received", "first slice", "waiting for the first slice"),
+               ("first slice", "MMAs complete", "MMAs"),
+               ("MMAs complete", "stored", "fixup and epilogue"))
 
 # What each bar is, and its colour.
-PHASES = (("set-up", "#bab0ac"), ("first item worked out", "#9d755d"), ("loads", "#54a24b"),
-          ("MMAs", "#4c78a8"), ("fixup and epilogue", "#f58518"), ("stores draining", "#e45756"))
+PHASES = (("set-up", "#bab0ac"), ("first item worked out and posted", "#9d755d"),
+          ("loads", "#54a24b"), ("waiting for the first slice", "#bcd8ec"), ("MMAs", "#4c78a8"),
+          ("fixup and epilogue", "#f58518"), ("stores draining", "#e45756"))
 
 # Layout, in SVG pixels.
 WIDTH = 900
@@ -86,13 +93,12 @@ def read_roles(text, shape, configuration, origin="roles"):
             items = sorted({item for (who, item, _) in stamp if who == role and item >= 0})
             last_store = None
             for item in items:
-                received = stamp.get((role, item, "received"))
-                complete = stamp.get((role, item, "MMAs complete"))
+                for first, then, phase in ITEM_PHASES:
+                    start, end = stamp.get((role, item, first)), stamp.get((role, item, then))
+                    if start is not None and end is not None:
+                        block.lanes[role].append(Bar(start, end, phase))
                 stored = stamp.get((role, item, "stored"))
-                if received is not None and complete is not None:
-                    block.lanes[role].append(Bar(received, complete, "MMAs"))
-                if complete is not None and stored is not None:
-                    block.lanes[role].append(Bar(complete, stored, "fixup and epilogue"))
+                if stored is not None:
                     last_store = stored
             finished = stamp.get((role, -1, "finished"))
             if last_store is not None and finished is not None:

@@ -1539,14 +1539,16 @@ class RoleTimelineTable(unittest.TestCase):
     """Lesson 16's "Where the time goes": each row the median block's events of the model's pick
     at one shape, from roles_16_h200.csv (what `make roles` wrote), and the sentences' sums."""
 
-    HEADER = ("| shape, the model's pick | set up | first load issued | first slice arrives "
+    HEADER = ("| shape, the model's pick | set up | item posted | received | first slice in "
               "| MMAs complete | stored | finished |")
     DATA = SWEEPS / "roles_16_h200.csv"
-    EVENTS = (("producer", "", "set up"), ("producer", "", "first load"), ("math 0", "0", "received"),
+    EVENTS = (("producer", "", "set up"), ("producer", "", "first posted"),
+              ("math 0", "0", "received"), ("math 0", "0", "first slice"),
               ("math 0", "0", "MMAs complete"), ("math 0", "0", "stored"), ("math 0", "", "finished"))
+    FIRST_LOAD = ("producer", "", "first load")  # the schedule made: the first item begins
 
-    def medians(self):
-        """{(shape label, configuration): [the median of each of EVENTS over the blocks]} of the
+    def medians(self, events=EVENTS):
+        """{(shape label, configuration): [the median of each of `events` over the blocks]} of the
         model's picks."""
         stamps = {}
         for row in read_rows(self.DATA):
@@ -1554,8 +1556,8 @@ class RoleTimelineTable(unittest.TestCase):
                 key = (shape_label(row), row["configuration"])
                 stamps.setdefault(key, {}).setdefault((row["role"], row["item"], row["event"]),
                                                       []).append(float(row["t_us"]))
-        return {key: [statistics.median(events[event]) for event in self.EVENTS]
-                for key, events in stamps.items()}
+        return {key: [statistics.median(stamp[event]) for event in events]
+                for key, stamp in stamps.items()}
 
     def test_rows(self):
         needs(LESSON_16, self.DATA)
@@ -1567,22 +1569,30 @@ class RoleTimelineTable(unittest.TestCase):
     def test_sentences(self):
         needs(LESSON_16, self.DATA)
         medians = self.medians()
-        before = [times[2] for times in medians.values()]
+        begun = {key: times[0] for key, times in self.medians((self.FIRST_LOAD,)).items()}
+        first_slice = [times[3] for times in medians.values()]
         set_up = [times[0] for times in medians.values()]
-        latency = [times[2] - times[1] for times in medians.values()]
+        item = [times[1] - begun[key] for key, times in medians.items()]
+        latency = [times[3] - times[1] for times in medians.values()]
+        receipt = [times[2] - times[1] for times in medians.values()]
         text = prose(LESSON_16).replace("**", "")
-        self.assertIn(f"spends {min(before):.1f}-{max(before):.1f} us before its first wgmma: "
-                      f"{min(set_up):.1f}-{max(set_up):.1f} us until the producer has set up", text)
-        self.assertIn(f"and {statistics.median(latency):.1f} us for the first slice to arrive", text)
+        self.assertIn(f"spends {min(first_slice):.1f}-{max(first_slice):.1f} us before its first "
+                      f"wgmma: until {max(set_up):.1f} us the producer sets up", text)
+        self.assertIn(f"then {statistics.median(item):.1f} us to work out its first item and post "
+                      f"it, and {statistics.median(latency):.1f} us for the item's first slice to "
+                      "arrive", text)
+        self.assertIn(f"receives the item {statistics.median(receipt):.1f} us after it is posted",
+                      text)
         cube = medians[("1024^3", "64x128_c2_sk8")]
+        self.assertGreater(cube[3] / cube[6], 1 / 3)  # "over a third of the block's time"
         deep = medians[("1024 x 1024 x 8192", "64x128_c2_sk8")]
         block_bytes = 64 * 1024 * 2 + 128 * 1024 * 2 // 2  # A's 64 rows, half of B's 128 columns
-        mmas = cube[3] - cube[2]
+        mmas = cube[4] - cube[3]
         self.assertIn(f"16 slices in {mmas:.1f} us", text)
         self.assertIn(f"{128 * block_bytes / 1e6:.1f} MB to the SMs in {mmas:.1f} us, "
                       f"{128 * block_bytes / mmas / 1e6:.1f} TB/s", text)
-        self.assertIn(f"takes {deep[3] - deep[2]:.1f} us for 128 slices (8 times the bytes at "
-                      f"{8 * 128 * block_bytes / (deep[3] - deep[2]) / 1e6:.1f} TB/s)", text)
+        self.assertIn(f"takes {deep[4] - deep[3]:.1f} us for 128 slices (8 times the bytes at "
+                      f"{8 * 128 * block_bytes / (deep[4] - deep[3]) / 1e6:.1f} TB/s)", text)
         # The yardstick: what L2 delivered in lesson 18's profile before its descriptor change.
         profile = SWEEPS / "profile_18_8192_h200.csv"
         needs(profile)
@@ -1592,6 +1602,113 @@ class RoleTimelineTable(unittest.TestCase):
         self.assertIn(f"saw L2 deliver {delivered:.1f} TB/s to the SMs at "
                       f"{before['lts__throughput.avg.pct_of_peak_sustained_elapsed']:.0f}% of its "
                       "peak throughput", text)
+
+
+class Fp8DecodeRows(unittest.TestCase):
+    """Lesson 18's decode rows and their row of the goals table, from fp8_18_decode_h200.csv (what
+    `lesson18 sweep` wrote)."""
+
+    DATA = SWEEPS / "fp8_18_decode_h200.csv"
+
+    def test_sentences(self):
+        needs(LESSON_18, self.DATA)
+        rows = read_rows(self.DATA)
+        ahead = [row for row in rows if float(row["vs_block_scaled"]) >= 1]
+        behind = [row for row in rows if float(row["vs_block_scaled"]) < 1]
+        self.assertEqual(len(behind), 1)
+        low = behind[0]
+
+        def span(selected):
+            values = [float(row["vs_block_scaled"]) for row in selected]
+            return f"{min(values):.3f}-{max(values):.3f}"
+
+        narrow = [row for row in ahead if row["n"] == "4096"]
+        wide = [row for row in ahead if row["n"] == "14336"]
+        self.assertEqual({row["configuration"] for row in ahead}, {"64x128_c1"})
+        tiles = -(-int(low["m"]) // 128) * -(-int(low["n"]) // 128)
+        text = prose(LESSON_18).replace("**", "")
+        words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight")
+        self.assertIn(f"ahead of cuBLASLt block-scaled on {words[len(ahead)]} of the "
+                      f"{words[len(rows)]}, {span(narrow)} with N = 4096", text)
+        self.assertIn(f"and {span(wide)} with N = 14336", text)
+        self.assertIn(f"behind at {shape_label(low)}, {float(low['vs_block_scaled']):.3f}, where the "
+                      f"model takes 128 x 128 tiles ({tiles} of them: {tiles / 132:.1f} waves of "
+                      f"132) and 64 x 128 alone gave {float(low['alone_64x128_c1']):.3f}", text)
+        self.assertEqual(low["configuration"], "128x128_c1")
+        versus = [float(row["vs_lesson16"]) for row in rows]
+        self.assertIn(f"{min(versus):.3f}-{max(versus):.3f} x; err/allow at most "
+                      f"{max(float(row['error_over_allowed']) for row in rows):.3f}", text)
+        self.assertIn(f"| {span(ahead)} on {len(ahead)} of {len(rows)}; "
+                      f"{float(low['vs_block_scaled']):.3f} at {shape_label(low)} | missed |",
+                      LESSON_18.read_text())
+
+
+class FirstItemEarlyTable(unittest.TestCase):
+    """Lesson 16's measurements.md, "The first item before the cluster barrier": each row the two
+    rounds of each kernel from first_item_early_16_h200.csv, the timeline's figures of the variant
+    from roles_first_item_early_16_h200.csv, and the README's summary of both."""
+
+    HEADER = ("| shape, the model's pick | after the barrier (rounds 1, 2) "
+              "| between arrive and wait (rounds 1, 2) |")
+    DATA = SWEEPS / "first_item_early_16_h200.csv"
+    ROLES = SWEEPS / "roles_first_item_early_16_h200.csv"
+    AFTER, EARLY = "first item after the cluster barrier", "first item between arrive and wait"
+
+    def ratios(self):
+        shapes = {}
+        for row in read_rows(self.DATA):
+            key = (shape_label(row), row["configuration"])
+            shapes.setdefault(key, {}).setdefault(row["variant"], []).append(row["ratio"])
+        return shapes
+
+    def test_rows(self):
+        needs(LESSON_16_MEASURED, self.DATA)
+        expected = [table_line([f"{shape}, `{configuration}`", ", ".join(kinds[self.AFTER]),
+                                ", ".join(kinds[self.EARLY])])
+                    for (shape, configuration), kinds in self.ratios().items()]
+        self.assertEqual(table_after(LESSON_16_MEASURED, self.HEADER)[2:], expected)
+
+    def test_summaries(self):
+        needs(LESSON_16, LESSON_16_MEASURED, self.DATA, self.ROLES)
+        losses, unchanged = [], []
+        for (shape, _), kinds in self.ratios().items():
+            change = (statistics.mean(map(float, kinds[self.EARLY]))
+                      - statistics.mean(map(float, kinds[self.AFTER])))
+            (unchanged if shape in ("2560^3", "4096^3") else losses).append(change)
+        text = prose(LESSON_16).replace("**", "")
+        self.assertIn(f"every shape below 2560^3 lost {-max(losses):.2f}-{-min(losses):.2f} of "
+                      f"cuBLAS, 2560^3 and 4096^3 within {max(map(abs, unchanged)):.3f}", text)
+        stamps = {}
+        for row in read_rows(self.ROLES):
+            stamps.setdefault(row["event"], []).append(float(row["t_us"]))
+        begun, posted = (statistics.median(stamps[e]) for e in ("barriers initialized",
+                                                                 "first posted"))
+        loads = statistics.median(stamps["first load"])
+        self.assertIn(f"it took {posted - begun:.2f} us from the barriers' set-up and ended at the "
+                      f"same {posted:.2f} us, the first loads left later (at {loads:.2f} us)", text)
+        measured = prose(LESSON_16_MEASURED)
+        self.assertIn(f"The item, begun at {begun:.2f} us, was posted at {posted:.2f} us", measured)
+        self.assertIn(f"the first loads left at {loads:.2f} us", measured)
+
+
+class L2PromotionTable(unittest.TestCase):
+    """Lesson 16's measurements.md, "TMA's L2 promotion": each row the two rounds of each setting
+    from l2_promotion_16_h200.csv."""
+
+    HEADER = "| shape, the model's pick | 256 bytes (rounds 1, 2) | 128 bytes | none |"
+    DATA = SWEEPS / "l2_promotion_16_h200.csv"
+
+    def test_rows(self):
+        needs(LESSON_16_MEASURED, self.DATA)
+        shapes = {}
+        for row in read_rows(self.DATA):
+            key = (shape_label(row), row["configuration"])
+            shapes.setdefault(key, {}).setdefault(row["l2_promotion"], []).append(
+                f"{float(row['ratio']):.3f}")
+        expected = [table_line([f"{shape}, `{configuration}`"]
+                               + [", ".join(kinds[p]) for p in ("L2_256B", "L2_128B", "NONE")])
+                    for (shape, configuration), kinds in shapes.items()]
+        self.assertEqual(table_after(LESSON_16_MEASURED, self.HEADER)[2:], expected)
 
 
 class ForcedConfigurationsTable:
