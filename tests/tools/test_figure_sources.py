@@ -1631,8 +1631,8 @@ class Fp8DecodeRows(unittest.TestCase):
         self.assertIn(f"ahead of cuBLASLt block-scaled on {words[len(ahead)]} of the "
                       f"{words[len(rows)]}, {span(narrow)} with N = 4096", text)
         self.assertIn(f"and {span(wide)} with N = 14336", text)
-        self.assertIn(f"behind at {shape_label(low)}, {float(low['vs_block_scaled']):.3f}, where the "
-                      f"model takes 128 x 128 tiles ({tiles} of them: {tiles / 132:.1f} waves of "
+        self.assertIn(f"behind at {shape_label(low)}, {float(low['vs_block_scaled']):.3f}, "
+                      f"where the model takes 128 x 128 tiles ({tiles} of them: {tiles / 132:.1f} waves of "
                       f"132) and 64 x 128 alone gave {float(low['alone_64x128_c1']):.3f}", text)
         self.assertEqual(low["configuration"], "128x128_c1")
         versus = [float(row["vs_lesson16"]) for row in rows]
@@ -1895,6 +1895,113 @@ class KernelLineCounts(unittest.TestCase):
                 lines = len(text.splitlines())
                 self.assertIn(words.format(lines), prose(folder / "README.md"))
 
+
+
+LESSONS = REPOSITORY / "lessons"
+
+
+class TileArithmeticTables(unittest.TestCase):
+    """The tables that lessons 10, 11 and 13 compute by hand from a tile's shape, computed again:
+    they have no run for a source, only arithmetic, which a slip of the pen gets wrong."""
+
+    SLICE_K = 64        # bf16 values of K per slice (128-byte rows)
+    BF16 = 2            # bytes
+    PEAK_FLOPS_PER_CLOCK = 4096  # one SM's dense bf16 tensor cores (lesson 10's footnote)
+
+    def test_lesson_10_bytes_and_flops_per_slice(self):
+        readme = LESSONS / "10_cooperative" / "README.md"
+        header = ("| tile BM x BN | bytes per slice | FLOPs per slice | FLOPs per byte "
+                  "| bytes per clock * |")
+        expected = []
+        for rows, columns, name in ((128, 128, "lesson 09"), (128, 256, "this lesson")):
+            slice_bytes = (rows + columns) * self.SLICE_K * self.BF16
+            flops = 2 * rows * columns * self.SLICE_K
+            per_byte = flops / slice_bytes
+            expected.append(table_line([
+                f"{rows} x {columns} ({name})",
+                f"({rows} + {columns}) x {self.SLICE_K} x {self.BF16} = {slice_bytes // 1024} KB",
+                f"{flops / 1e6:.1f} M", f"**{per_byte:.0f}**",
+                f"{self.PEAK_FLOPS_PER_CLOCK / per_byte:.0f}"]))
+        self.assertEqual(table_after(readme, header)[2:], expected)
+
+    def test_lesson_11_tiles_of_half_the_accumulators(self):
+        readme = LESSONS / "11_pingpong" / "README.md"
+        header = ("| tile | wgmmas per k-step | FLOPs per byte from L2 "
+                  "| shared bytes read per 1000 FLOPs | stage |")
+        lines = table_after(readme, header)[2:]
+        mma_k = 16  # K of one wgmma
+        for line, (rows, columns, wgmma_n) in zip(lines, ((128, 128, 128), (64, 256, 256))):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            wgmmas = rows // 64  # each m64nNk16 covers 64 rows and all of the tile's columns
+            read = wgmmas * (64 + wgmma_n) * mma_k * self.BF16
+            flops = 2 * rows * columns * mma_k
+            per_byte = rows * columns / (rows + columns)
+            self.assertIn(f"{rows} x {columns}", cells[0])
+            self.assertTrue(cells[1].startswith(f"{wgmmas} x `m64n{wgmma_n}k16`"), cells[1])
+            self.assertEqual(cells[2], f"{per_byte:g}" if per_byte == int(per_byte)
+                             else f"{per_byte:.1f}")
+            self.assertEqual(cells[3], f"{read / flops * 1000:.1f}")
+            self.assertEqual(cells[4],
+                             f"{(rows + columns) * self.SLICE_K * self.BF16 // 1024} KB")
+        self.assertEqual(len(lines), 2)
+
+    def test_lesson_13_tiles_per_cluster(self):
+        readme = LESSONS / "13_persistent_raster" / "README.md"
+        header = "| shape | cluster tiles | = rounds of 66 | tiles per cluster |"
+        clusters = 132 // 2  # clusters of two blocks on 132 SMs
+        cluster_tile = (256, 256)  # two 128 x 256 tiles along M
+        expected = []
+        for m, n, k in ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096),
+                        (2048, 2048, 2048)):
+            down, across = -(-m // cluster_tile[0]), -(-n // cluster_tile[1])
+            tiles = down * across
+            label = shape_label({"m": m, "n": n, "k": k})
+            if tiles < clusters:
+                expected.append(table_line([label, f"{down} x {across} = {tiles}",
+                                            f"{tiles} clusters launched", "1 each"]))
+                continue
+            rounds, rest = divmod(tiles, clusters)
+            expected.append(table_line([
+                label, f"{down} x {across} = {tiles}", f"{rounds} x {clusters} + {rest}",
+                f"clusters 0-{rest - 1}: {rounds + 1}, clusters {rest}-{clusters - 1}: {rounds}"]))
+        self.assertEqual(table_after(readme, header)[2:], expected)
+
+
+class HardwareArithmeticTables(unittest.TestCase):
+    """docs/hardware.md's two tables of intensity, computed again from their formulas: the
+    device-level intensity of the bench's shapes, and a tile's intensity with what it asks of L2."""
+
+    HARDWARE = REPOSITORY / "docs" / "hardware.md"
+    PEAK = 989.4e12  # dense bf16 FLOP/s, the table's
+    RIDGES = {"H100": 295, "H200": 206}
+
+    def test_shapes_of_the_bench(self):
+        header = "| M x N x K | Intensity (flops/byte) | Bound at the device level |"
+        lines = table_after(self.HARDWARE, header)[2:]
+        shapes = ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (6144, 6144, 6144),
+                  (8192, 8192, 8192), (8192, 8192, 1024), (1024, 1024, 8192), (4096, 14336, 4096),
+                  (3000, 5000, 4000))
+        self.assertEqual(len(lines), len(shapes))
+        for line, (m, n, k) in zip(lines, shapes):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            intensity = 2 * m * n * k / ((m * k + n * k + m * n) * 2)
+            self.assertEqual(cells[0], shape_label({"m": m, "n": n, "k": k}))
+            self.assertEqual(cells[1], f"{intensity:.0f}")
+            self.assertTrue(cells[2].startswith("compute"), cells[2])
+            self.assertGreater(intensity, max(self.RIDGES.values()))
+
+    def test_tiles(self):
+        lines = table_after(self.HARDWARE, "| Tile BM x BN | Intensity | L2-to-SM traffic at 989.4 "
+                            "TFLOP/s | L2-to-SM bytes per clock, per SM |")[2:]
+        tiles = ((64, 64), (128, 64), (128, 128), (128, 256), (256, 256))
+        self.assertEqual(len(lines), len(tiles))
+        for line, (rows, columns) in zip(lines, tiles):
+            cells = [cell.strip().strip("*") for cell in line.strip("|").split("|")]
+            intensity = rows * columns / (rows + columns)
+            self.assertTrue(cells[0].startswith(f"{rows} x {columns}"), cells[0])
+            self.assertEqual(cells[1], f"{intensity:.0f}")
+            self.assertEqual(cells[2], f"{self.PEAK / intensity / 1e12:.1f} TB/s")
+            self.assertEqual(cells[3], f"{4096 / intensity:.0f}")
 
 if __name__ == "__main__":
     unittest.main()
