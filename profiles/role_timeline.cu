@@ -77,6 +77,7 @@ struct Event {
 std::vector<Event> events() {
   std::vector<Event> list = {
       {"producer", -1, "started", TraceSlots::producer(ProducerEvent::started)},
+      {"producer", -1, "parameters read", TraceSlots::producer(ProducerEvent::parameters_read)},
       {"producer", -1, "barriers initialized",
        TraceSlots::producer(ProducerEvent::barriers_initialized)},
       {"producer", -1, "cluster synced", TraceSlots::producer(ProducerEvent::cluster_synced)},

@@ -27,6 +27,16 @@ struct ClockTrace {
   }
   // Called by the producer's thread 0 alone.
   __device__ static void producer(ProducerEvent event) { stamp(TraceSlots::producer(event)); }
+  // Called by the producer's thread 0 alone, first thing: every value of the schedule read from
+  // the kernel's parameters (the empty asm takes them all, so each read must have completed).
+  template <class Schedule>
+  __device__ static void parameters_read(const Schedule& schedule) {
+    asm volatile("" ::"l"(schedule.plan.tiles), "l"(schedule.plan.workers),
+                 "l"(schedule.plan.k_iterations), "l"(schedule.plan.sk_tiles),
+                 "l"(schedule.plan.share), "l"(schedule.plan.longer), "r"(schedule.cluster_rows),
+                 "r"(schedule.tiles_n), "r"(schedule.raster_group));
+    producer(ProducerEvent::parameters_read);
+  }
   // Called by every thread of a math warpgroup; its first thread stamps.
   __device__ static void item(int warpgroup, int position, ItemEvent event) {
     if (threadIdx.x % 128 == 0 && position < TraceSlots::kTracedItems)

@@ -116,6 +116,7 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
   // visible to both blocks (the pipeline's init fences them for the async proxy).
   if (threadIdx.x == 0) {
     K::Trace::producer(ProducerEvent::started);
+    K::Trace::parameters_read(params.schedule);
     Mainloop::prefetch(params.mainloop);
     shared.queue.init(/*consumer_warps=*/Tile::kMathWarpgroups * 4);
     if constexpr (Tile::kPingPong) shared.turns.init();

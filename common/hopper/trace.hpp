@@ -2,6 +2,9 @@
 /// What the final kernel's roles record of their time (common/hopper/gemm_kernel.cuh,
 /// consumers.hpp): a piece of the kernel, as the launch policy is.
 ///
+///   parameters_read(schedule)       thread 0 of the block, first thing: the schedule's values read
+///                                   from the kernel's parameters (a probe of how long the first
+///                                   read of a parameter takes)
 ///   producer(event)                 thread 0 of the block: the kernel started; the barriers
 ///                                   initialized (and the tensor maps' prefetch issued); the
 ///                                   cluster barrier passed (the barriers visible to both
@@ -36,6 +39,7 @@ namespace gemm::hopper {
 
 enum class ProducerEvent {
   started,
+  parameters_read,
   barriers_initialized,
   cluster_synced,
   set_up,
@@ -46,7 +50,7 @@ enum class ProducerEvent {
 enum class ItemEvent { received, first_slice, mmas_complete, stored };
 
 struct TraceSlots {
-  static constexpr int kProducerEvents = 7, kItemEvents = 4;
+  static constexpr int kProducerEvents = 8, kItemEvents = 4;
   static constexpr int kTracedItems = 4, kMathWarpgroups = 2;
   // The items' events, then registers taken and finished.
   static constexpr int kPerWarpgroup = kTracedItems * kItemEvents + 2;
@@ -69,6 +73,8 @@ struct NoTrace {
   static constexpr bool kCompiledWith = true;
 #if defined(__CUDACC__)
   __device__ static void producer(ProducerEvent) {}
+  template <class Schedule>
+  __device__ static void parameters_read(const Schedule&) {}
   __device__ static void item(int, int, ItemEvent) {}
   template <class Pipeline, class State>
   __device__ static void first_slice(int, int, Pipeline&, const State&) {}

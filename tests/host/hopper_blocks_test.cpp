@@ -130,13 +130,16 @@ TEST(HopperBlocks, EveryTraceEventHasItsOwnSlot) {
   using Slots = gemm::hopper::TraceSlots;
   std::vector<int> slots;
   for (ProducerEvent event :
-       {ProducerEvent::started, ProducerEvent::barriers_initialized, ProducerEvent::cluster_synced,
-        ProducerEvent::set_up, ProducerEvent::first_load, ProducerEvent::last_load})
+       {ProducerEvent::started, ProducerEvent::parameters_read,
+        ProducerEvent::barriers_initialized, ProducerEvent::cluster_synced, ProducerEvent::set_up,
+        ProducerEvent::first_load, ProducerEvent::first_posted, ProducerEvent::last_load})
     slots.push_back(Slots::producer(event));
   for (int warpgroup = 0; warpgroup < Slots::kMathWarpgroups; ++warpgroup) {
     for (int item = 0; item < Slots::kTracedItems; ++item)
-      for (ItemEvent event : {ItemEvent::received, ItemEvent::mmas_complete, ItemEvent::stored})
+      for (ItemEvent event : {ItemEvent::received, ItemEvent::first_slice,
+                              ItemEvent::mmas_complete, ItemEvent::stored})
         slots.push_back(Slots::item(warpgroup, item, event));
+    slots.push_back(Slots::registers_taken(warpgroup));
     slots.push_back(Slots::finished(warpgroup));
   }
   std::vector<int> seen(Slots::kCount, 0);
