@@ -1691,6 +1691,58 @@ class FirstItemEarlyTable(unittest.TestCase):
         self.assertIn(f"the first loads left at {loads:.2f} us", measured)
 
 
+class L2SectorsTable(unittest.TestCase):
+    """Lesson 16's measurements.md, "L2's sectors against cuBLAS's kernel of the same tile": each
+    row the medians of one side's launches in l2_sectors_16_h200.csv (ncu's raw page), and the
+    sentences' ratios and the tile's own count."""
+
+    HEADER = ("| shape | kernel | duration | sectors read | of them L2 hits | misses "
+              "| from the other L2 partition |")
+    DATA = SWEEPS / "l2_sectors_16_h200.csv"
+    READ = "lts__t_sectors_srcunit_tex_op_read.sum"
+
+    def sides(self):
+        sides = {}
+        for row in read_rows(self.DATA):
+            sides.setdefault((shape_label(row), row["side"]), []).append(row)
+        return {key: {metric: statistics.median(float(row[metric]) for row in launches)
+                      for metric in launches[0] if metric.endswith((".sum", ".avg"))}
+                for key, launches in sides.items()}
+
+    def test_rows(self):
+        needs(LESSON_16_MEASURED, self.DATA)
+        expected = []
+        for (shape, side), median in self.sides().items():
+            expected.append(table_line([
+                shape, "lesson 16" if side == "lesson16" else "cuBLAS",
+                f"{median['gpu__time_duration.sum'] / 1e3:.1f} us",
+                f"{median[self.READ] / 1e3:,.0f}",
+                f"{median['lts__t_sectors_srcunit_tex_lookup_hit.sum'] / 1e3:,.0f}",
+                f"{median['lts__t_sectors_srcunit_tex_lookup_miss.sum'] / 1e3:,.0f}",
+                f"{median['lts__t_sectors_srcunit_ltcfabric.sum'] / 1e3:,.0f}"]))
+        self.assertEqual(table_after(LESSON_16_MEASURED, self.HEADER)[2:], expected)
+
+    def test_sentences(self):
+        needs(LESSON_16_MEASURED, self.DATA)
+        sides = self.sides()
+        text = prose(LESSON_16_MEASURED)
+        small, large = (sides[(shape, "lesson16")]["dram__bytes_read.sum"] / 1e6
+                        for shape in ("1024^3", "128 x 8192 x 8192"))
+        self.assertIn(f"The same bytes from DRAM ({small:.1f} and {large:.0f} MB", text)
+        fewer = [1 - sides[(shape, "cuBLAS")][self.READ] / sides[(shape, "lesson16")][self.READ]
+                 for shape in ("1024^3", "128 x 8192 x 8192")]
+        self.assertIn(f"{fewer[0]:.0%} fewer at 1024^3, {fewer[1]:.0%} at 128 x 8192 x 8192", text)
+        sectors_per_slice = (64 + 128 // 2) * 128 // 32  # 16 KB a block and slice
+        own = {"1024^3": 128 * (1024 // 64) * sectors_per_slice,
+               "128 x 8192 x 8192": 128 * (8192 // 64) * sectors_per_slice}
+        self.assertIn(f"{own['1024^3'] / 1e3:,.0f} thousand sectors at 1024^3 and "
+                      f"{own['128 x 8192 x 8192'] / 1e3:,.0f} thousand at 128 x 8192 x 8192", text)
+        share = {side: [sides[(shape, side)][self.READ] / own[shape] for shape in own]
+                 for side in ("lesson16", "cuBLAS")}
+        self.assertIn(f"lesson 16 reads {share['lesson16'][0]:.0%} and {share['lesson16'][1]:.0%} "
+                      f"of that, cuBLAS {share['cuBLAS'][0]:.0%} and {share['cuBLAS'][1]:.0%}", text)
+
+
 class L2PromotionTable(unittest.TestCase):
     """Lesson 16's measurements.md, "TMA's L2 promotion": each row the two rounds of each setting
     from l2_promotion_16_h200.csv."""
