@@ -87,7 +87,8 @@ std::vector<Event> events() {
   };
   const char* roles[] = {"math 0", "math 1"};
   for (int warpgroup = 0; warpgroup < TraceSlots::kMathWarpgroups; ++warpgroup)
-    list.push_back({roles[warpgroup], -1, "registers taken", TraceSlots::registers_taken(warpgroup)});
+    list.push_back(
+        {roles[warpgroup], -1, "registers taken", TraceSlots::registers_taken(warpgroup)});
   for (int item = 0; item < TraceSlots::kTracedItems; ++item)
     for (int warpgroup = 0; warpgroup < TraceSlots::kMathWarpgroups; ++warpgroup) {
       list.push_back({roles[warpgroup], item, "received",

@@ -9,9 +9,10 @@
 ///                                   initialized (and the tensor maps' prefetch issued); the
 ///                                   cluster barrier passed (the barriers visible to both
 ///                                   blocks); the producer warpgroup set up (its registers given
-///                                   back); the first load about to be issued (the schedule's
-///                                   first item worked out); the first item posted to the math
-///                                   warpgroups and the epilogue; the last load issued
+///                                   back); the schedule made (its first item about to be
+///                                   worked out); the first item posted to the math warpgroups
+///                                   and the epilogue, its first load about to be issued; the
+///                                   last load issued
 ///   item(warpgroup, position, e)    the first thread of math warpgroup `warpgroup`, for its first
 ///                                   kTracedItems work items (position: the block's item count, or
 ///                                   a ping-pong warpgroup's own): received from the producer; its
