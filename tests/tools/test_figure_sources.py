@@ -154,6 +154,34 @@ def needs(*paths):
         raise unittest.SkipTest(f"not in this tree: {', '.join(missing)}")
 
 
+def launches_by_side(path):
+    """{(shape label, side): [its launches' rows]} of a CSV that Nsight Compute's launches of a
+    lesson and of cuBLAS were written to, one row per launch (a `side` column names which)."""
+    sides = {}
+    for row in read_rows(path):
+        sides.setdefault((shape_label(row), row["side"]), []).append(row)
+    return sides
+
+
+def launch_median(launches, metric):
+    """The median of `metric` over `launches` (rows of launches_by_side)."""
+    return statistics.median(float(row[metric]) for row in launches)
+
+
+def role_medians(path, events):
+    """{(shape label, configuration): [the median over the blocks of each of `events`]} of the
+    model's picks in a CSV of `make roles` (one row per block and event; an event is
+    (role, item, event) as the CSV spells them)."""
+    stamps = {}
+    for row in read_rows(path):
+        if row["chosen_by"] == "model":
+            key = (shape_label(row), row["configuration"])
+            stamps.setdefault(key, {}).setdefault((row["role"], row["item"], row["event"]),
+                                                  []).append(float(row["t_us"]))
+    return {key: [statistics.median(stamp[event]) for event in events]
+            for key, stamp in stamps.items()}
+
+
 class MakeBenchTables(unittest.TestCase):
     """The ladder's results tables (lessons 01-14), from `make bench` on the H100
     (docs/results/h100.csv, the plain product's rows): a table whose first column is the shape
@@ -1475,14 +1503,10 @@ class Lesson16ProfileTable(unittest.TestCase):
 
     def setUp(self):
         needs(LESSON_16, self.DATA)
-        self.sides = {}
-        for row in read_rows(self.DATA):
-            self.sides.setdefault((shape_label(row), row["side"]), []).append(row)
+        self.sides = launches_by_side(self.DATA)
 
     def median(self, shape, side, metric):
-        values = sorted(float(row[metric]) for row in self.sides[(shape, side)])
-        middle = len(values) // 2
-        return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+        return launch_median(self.sides[(shape, side)], metric)
 
     def test_rows(self):
         lines = table_after(LESSON_16, self.HEADER)[2:]
@@ -1548,16 +1572,7 @@ class RoleTimelineTable(unittest.TestCase):
     FIRST_LOAD = ("producer", "", "first load")  # the schedule made: the first item begins
 
     def medians(self, events=EVENTS):
-        """{(shape label, configuration): [the median of each of `events` over the blocks]} of the
-        model's picks."""
-        stamps = {}
-        for row in read_rows(self.DATA):
-            if row["chosen_by"] == "model":
-                key = (shape_label(row), row["configuration"])
-                stamps.setdefault(key, {}).setdefault((row["role"], row["item"], row["event"]),
-                                                      []).append(float(row["t_us"]))
-        return {key: [statistics.median(stamp[event]) for event in events]
-                for key, stamp in stamps.items()}
+        return role_medians(self.DATA, events)
 
     def test_rows(self):
         needs(LESSON_16, self.DATA)
@@ -1678,12 +1693,9 @@ class FirstItemEarlyTable(unittest.TestCase):
         text = prose(LESSON_16).replace("**", "")
         self.assertIn(f"every shape below 2560^3 lost {-max(losses):.2f}-{-min(losses):.2f} of "
                       f"cuBLAS, 2560^3 and 4096^3 within {max(map(abs, unchanged)):.3f}", text)
-        stamps = {}
-        for row in read_rows(self.ROLES):
-            stamps.setdefault(row["event"], []).append(float(row["t_us"]))
-        begun, posted = (statistics.median(stamps[e]) for e in ("barriers initialized",
-                                                                 "first posted"))
-        loads = statistics.median(stamps["first load"])
+        events = [("producer", "", event)
+                  for event in ("barriers initialized", "first posted", "first load")]
+        (begun, posted, loads), = role_medians(self.ROLES, events).values()
         self.assertIn(f"it took {posted - begun:.2f} us from the barriers' set-up and ended at the "
                       f"same {posted:.2f} us, the first loads left later (at {loads:.2f} us)", text)
         measured = prose(LESSON_16_MEASURED)
@@ -1702,12 +1714,10 @@ class L2SectorsTable(unittest.TestCase):
     READ = "lts__t_sectors_srcunit_tex_op_read.sum"
 
     def sides(self):
-        sides = {}
-        for row in read_rows(self.DATA):
-            sides.setdefault((shape_label(row), row["side"]), []).append(row)
-        return {key: {metric: statistics.median(float(row[metric]) for row in launches)
+        """{(shape label, side): {metric: its median over the side's launches}}."""
+        return {key: {metric: launch_median(launches, metric)
                       for metric in launches[0] if metric.endswith((".sum", ".avg"))}
-                for key, launches in sides.items()}
+                for key, launches in launches_by_side(self.DATA).items()}
 
     def test_rows(self):
         needs(LESSON_16_MEASURED, self.DATA)
