@@ -1699,6 +1699,11 @@ class FirstItemEarlyTable(unittest.TestCase):
         self.assertIn(f"it took {posted - begun:.2f} us from the barriers' set-up and ended at the "
                       f"same {posted:.2f} us, the first loads left later (at {loads:.2f} us)", text)
         measured = prose(LESSON_16_MEASURED)
+        rows = read_rows(self.DATA)
+        small = [int(row["sm_mhz_median"]) for row in rows if shape_label(row) != "4096^3"]
+        large = {row["sm_mhz_median"] for row in rows if shape_label(row) == "4096^3"}
+        self.assertEqual(len(large), 1)
+        self.assertIn(f"SM clocks {min(small)}-{max(small)} MHz, {large.pop()} at 4096^3", measured)
         self.assertIn(f"The item, begun at {begun:.2f} us, was posted at {posted:.2f} us", measured)
         self.assertIn(f"the first loads left at {loads:.2f} us", measured)
 
