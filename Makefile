@@ -151,14 +151,15 @@ timeline: configure
 
 # Where a launch of lesson 16's kernel spends its time, role by role (profiles/role_timeline.cu):
 # SHAPES (default 1024^3) and CONFIGS (default the model's pick, `model`; or configuration names,
-# comma-separated) choose what is traced; the rows go to profiles/sweeps/roles_16_<model>.csv, the
-# model from nvidia-smi's GPU 0 as for `make timeline`.
+# comma-separated) choose what is traced, L2 (flush, the default; keep; operands) what L2 holds when
+# a traced launch starts; the rows go to profiles/sweeps/roles_16_<model>.csv (with L2 given,
+# roles_16_<model>_l2_<L2>.csv), the model from nvidia-smi's GPU 0 as for `make timeline`.
 .PHONY: roles
 roles: configure
 	cmake --build $(BUILD) -j $(JOBS) --target role_timeline
 	@$(GPU0_MODEL); \
-	 $(BUILD)/profiles/role_timeline $(if $(SHAPES),--shapes $(SHAPES)) $(if $(CONFIGS),--configs $(CONFIGS)) \
-	   --csv profiles/sweeps/roles_16_$$model.csv --commit $(COMMIT)
+	 $(BUILD)/profiles/role_timeline $(if $(SHAPES),--shapes $(SHAPES)) $(if $(CONFIGS),--configs $(CONFIGS)) $(if $(L2),--l2 $(L2)) \
+	   --csv profiles/sweeps/roles_16_$$model$(if $(L2),_l2_$(L2)).csv --commit $(COMMIT)
 
 clean:
 	rm -rf $(BUILD) $(LESSON_TARGETS) lesson19

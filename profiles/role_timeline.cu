@@ -1,18 +1,21 @@
 // make roles: where one launch of lesson 16's final kernel spends its time, role by role. Every
 // configuration of lesson 16's table is compiled here once more with the clock trace
 // (common/hopper/clock_trace.hpp), which stamps the global timer at each step of the producer's
-// set-up, when it has posted its first work item and issued its last load, and when each math
+// set-up, when it has worked out and posted its first work item and issued its last load, and when each math
 // warpgroup has its registers, receives each of its first work items, has the item's first slice,
 // has its MMAs complete and has issued the tile's stores, and when it has finished
 // (common/hopper/trace.hpp lists them).
 //
 //   role_timeline [--shapes 1024x1024x1024,...|standard|held_out|workloads]
-//                 [--configs model,64x128_c2_sk8,...] [--runs R] [--csv FILE] [--commit SHA]
+//                 [--configs model,64x128_c2_sk8,...] [--runs R] [--l2 flush|keep|operands]
+//                 [--csv FILE] [--commit SHA]
 //
 // For each shape and configuration ("model": the one lesson 16's model picks): the traced kernel
 // is checked against cuBLAS and timed against it with the paired protocol (a trace costs a few
-// stores per block), then launched R more times (default 9), each after an L2 flush, and the run
-// whose span is the median is kept: per block, each event's time after the first block started.
+// stores per block), then launched R more times (default 9), each after an L2 flush (--l2 keep:
+// none, the operands left in L2 by the launch before; operands: a flush, then A and B read back
+// into L2), and the run whose span is the median is kept: per block, each event's time after the
+// first block started.
 // The CSV holds one row per block and event; the summary prints, per event, the earliest, the
 // median and the latest block.
 #include <algorithm>
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
 #include "common/harness/cli.hpp"
 #include "common/harness/command.hpp"
 #include "common/harness/runner.hpp"
@@ -83,6 +87,7 @@ std::vector<Event> events() {
       {"producer", -1, "cluster synced", TraceSlots::producer(ProducerEvent::cluster_synced)},
       {"producer", -1, "set up", TraceSlots::producer(ProducerEvent::set_up)},
       {"producer", -1, "first load", TraceSlots::producer(ProducerEvent::first_load)},
+      {"producer", -1, "first worked out", TraceSlots::producer(ProducerEvent::first_worked_out)},
       {"producer", -1, "first posted", TraceSlots::producer(ProducerEvent::first_posted)},
   };
   const char* roles[] = {"math 0", "math 1"};
@@ -106,6 +111,31 @@ std::vector<Event> events() {
   return list;
 }
 
+// What L2 holds when a traced launch starts (--l2): flushed, as the paired protocol leaves it
+// (the default); kept, whatever the previous traced launch of the same problem left there (its
+// operands among it); or flushed and then the operands A and B read back into it, so that only the
+// first slices' trip from DRAM differs from a flushed launch.
+enum class L2Before { flushed, kept, operands };
+L2Before parse_l2(const std::string& flag, const std::string& value) {
+  if (value == "flush") return L2Before::flushed;
+  if (value == "keep") return L2Before::kept;
+  if (value == "operands") return L2Before::operands;
+  throw std::invalid_argument(flag + " must be flush, keep or operands, not '" + value + "'");
+}
+const char* l2_name(L2Before l2) {
+  return l2 == L2Before::flushed ? "flush" : l2 == L2Before::kept ? "keep" : "operands";
+}
+
+// Reads `count` 16-byte words, so that they are in L2 afterwards; writes nothing (unless the
+// words' XOR matches a value no input draws: a store the compiler cannot drop).
+__global__ void read_into_l2(const uint4* words, size_t count, unsigned* never_written) {
+  unsigned sum = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x)
+    sum ^= words[i].x ^ words[i].y ^ words[i].z ^ words[i].w;
+  if (sum == 0x7fc00001u) *never_written = sum;
+}
+
 // One traced launch: each block's stamps, in ns after the first block started (-1: no stamp).
 struct Run {
   std::vector<std::vector<double>> blocks;  // [block][slot]
@@ -113,10 +143,20 @@ struct Run {
 };
 
 Run traced_run(gemm::LessonRunner& runner, gemm::PairedTimer& flush, const gemm::Lesson& lesson,
-               int blocks, int salt) {
+               int blocks, int salt, L2Before l2, unsigned* never_written) {
   uint64_t* table = gemm::hopper::clock_trace_table();
   const size_t row_bytes = TraceSlots::kCount * sizeof(uint64_t);
-  flush.flush_l2(runner.stream(), salt);
+  if (l2 != L2Before::kept) flush.flush_l2(runner.stream(), salt);
+  if (l2 == L2Before::operands) {
+    // K % 8 == 0 (the contract): each row of A and B is a whole number of 16-byte words.
+    const gemm::GemmProblem& p = runner.problem();
+    const int grid = runner.device().sm_count * 2;
+    read_into_l2<<<grid, 256, 0, runner.stream()>>>(reinterpret_cast<const uint4*>(runner.a()),
+                                                    size_t(p.m) * size_t(p.k) / 8, never_written);
+    read_into_l2<<<grid, 256, 0, runner.stream()>>>(reinterpret_cast<const uint4*>(runner.b()),
+                                                    size_t(p.n) * size_t(p.k) / 8, never_written);
+    CUDA_CHECK(cudaGetLastError());
+  }
   CUDA_CHECK(cudaMemsetAsync(table, 0, size_t(blocks) * row_bytes, runner.stream()));
   runner.launch(lesson);
   gemm::synchronize_or_timeout(runner.stream(), runner.launch_timeout_seconds());
@@ -156,13 +196,15 @@ int main(int argc, char** argv) {
   std::vector<gemm::GemmProblem> shapes = {{1024, 1024, 1024}};
   std::vector<std::string> configs = {"model"};
   int runs = 9;
+  L2Before l2 = L2Before::flushed;
   gemm::Lesson lesson;
   std::vector<int> indices;  // the configurations' places in the table, -1 for the model's pick
   gemm::CommandOutput output;
   const int read = gemm::read_command_line(
       "role_timeline",
       "role_timeline [--shapes 1024x1024x1024,...|standard|held_out|workloads] "
-      "[--configs model,64x128_c2_sk8,...] [--runs R] [--csv FILE] [--commit SHA]",
+      "[--configs model,64x128_c2_sk8,...] [--runs R] [--l2 flush|keep|operands] [--csv FILE] "
+      "[--commit SHA]",
       argc, argv, /*first=*/1, output,
       [&](const std::string& flag, const std::string& value) {
         if (flag == "--shapes")
@@ -171,6 +213,8 @@ int main(int argc, char** argv) {
           configs = gemm::split_list(value);
         else if (flag == "--runs")
           runs = int(gemm::parse_integer(flag, value, 1, 100));
+        else if (flag == "--l2")
+          l2 = parse_l2(flag, value);
         else
           return false;
         return true;
@@ -194,11 +238,12 @@ int main(int argc, char** argv) {
     if (!started) return refused;
     gemm::LessonRunner& runner = *started;
     gemm::PairedTimer flush(runner.device().l2_bytes, runner.device().ordinal);
+    const gemm::DeviceBuffer<unsigned> never_written(1);
     std::ofstream csv;
     if (!csv_path.empty()) {
       csv.open(csv_path);
       if (!csv) throw std::runtime_error("cannot write " + csv_path);
-      csv << "gpu,date,commit,m,n,k,configuration,chosen_by,blocks,run_us,pairs,lesson_median_us,"
+      csv << "gpu,date,commit,m,n,k,configuration,chosen_by,l2,blocks,run_us,pairs,lesson_median_us,"
              "cublas_median_us,ratio,sm_mhz_median,block,role,item,event,t_us\n";
     }
     const std::string date = gemm::today_utc();
@@ -223,16 +268,16 @@ int main(int argc, char** argv) {
           throw std::runtime_error("the launch has more blocks than the trace holds");
         std::vector<Run> taken;
         for (int run = 0; run < runs; ++run)
-          taken.push_back(traced_run(runner, flush, forced, blocks, run));
+          taken.push_back(traced_run(runner, flush, forced, blocks, run, l2, never_written.get()));
         std::sort(taken.begin(), taken.end(),
                   [](const Run& a, const Run& b) { return a.span_ns < b.span_ns; });
         const Run& median = taken[taken.size() / 2];
 
         const auto& timing = report.timing;
-        std::printf("%s, %s (%s): run %.2f us; paired with cuBLAS: %.2f against %.2f us, ratio "
-                    "%.3f, %s; %d blocks\n",
+        std::printf("%s, %s (%s): run %.2f us (L2: %s); paired with cuBLAS: %.2f against %.2f "
+                    "us, ratio %.3f, %s; %d blocks\n",
                     shape_name(shape).c_str(), name.c_str(), index < 0 ? "the model's pick" : "forced",
-                    median.span_ns / 1000, timing.lesson.median_ms * 1000,
+                    median.span_ns / 1000, l2_name(l2), timing.lesson.median_ms * 1000,
                     timing.reference.median_ms * 1000, timing.ratio,
                     timing.clock.summary().c_str(), blocks);
         std::printf("  %-9s %-5s %-20s %8s %8s %8s   (us after the first block started)\n",
@@ -254,7 +299,7 @@ int main(int argc, char** argv) {
               if (t < 0) continue;
               csv << '"' << runner.device().name << "\"," << date << ',' << commit << ','
                   << shape.m << ',' << shape.n << ',' << shape.k << ',' << name << ','
-                  << (index < 0 ? "model" : "forced") << ',' << blocks << ','
+                  << (index < 0 ? "model" : "forced") << ',' << l2_name(l2) << ',' << blocks << ','
                   << median.span_ns / 1000 << ',' << timing.pairs << ','
                   << timing.lesson.median_ms * 1000 << ',' << timing.reference.median_ms * 1000
                   << ',' << timing.ratio << ',' << timing.clock.sm_mhz_median << ',' << block

@@ -142,6 +142,7 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
       auto write_state = PipelineState<Tile::kStages>::producer_start();
       for (int64_t i = 0; i < schedule.count(); ++i) {
         const WorkItem item = schedule.item(i);
+        if (i == 0) K::Trace::producer(ProducerEvent::first_worked_out);
         // To the math warpgroups and the epilogue alike: the two queues move in step, and their
         // states follow from the position (the producer has no register to spare for another).
         shared.queue.post_at(i, item);

@@ -10,9 +10,9 @@
 ///                                   cluster barrier passed (the barriers visible to both
 ///                                   blocks); the producer warpgroup set up (its registers given
 ///                                   back); the schedule made (its first item about to be
-///                                   worked out); the first item posted to the math warpgroups
-///                                   and the epilogue, its first load about to be issued; the
-///                                   last load issued
+///                                   worked out); the first item worked out; the first item
+///                                   posted to the math warpgroups and the epilogue, its first
+///                                   load about to be issued; the last load issued
 ///   item(warpgroup, position, e)    the first thread of math warpgroup `warpgroup`, for its first
 ///                                   kTracedItems work items (position: the block's item count, or
 ///                                   a ping-pong warpgroup's own): received from the producer; its
@@ -45,13 +45,14 @@ enum class ProducerEvent {
   cluster_synced,
   set_up,
   first_load,
+  first_worked_out,
   first_posted,
   last_load
 };
 enum class ItemEvent { received, first_slice, mmas_complete, stored };
 
 struct TraceSlots {
-  static constexpr int kProducerEvents = 8, kItemEvents = 4;
+  static constexpr int kProducerEvents = 9, kItemEvents = 4;
   static constexpr int kTracedItems = 4, kMathWarpgroups = 2;
   // The items' events, then registers taken and finished.
   static constexpr int kPerWarpgroup = kTracedItems * kItemEvents + 2;

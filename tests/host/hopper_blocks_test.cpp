@@ -132,7 +132,8 @@ TEST(HopperBlocks, EveryTraceEventHasItsOwnSlot) {
   for (ProducerEvent event :
        {ProducerEvent::started, ProducerEvent::parameters_read,
         ProducerEvent::barriers_initialized, ProducerEvent::cluster_synced, ProducerEvent::set_up,
-        ProducerEvent::first_load, ProducerEvent::first_posted, ProducerEvent::last_load})
+        ProducerEvent::first_load, ProducerEvent::first_worked_out, ProducerEvent::first_posted,
+        ProducerEvent::last_load})
     slots.push_back(Slots::producer(event));
   for (int warpgroup = 0; warpgroup < Slots::kMathWarpgroups; ++warpgroup) {
     for (int item = 0; item < Slots::kTracedItems; ++item)
