@@ -16,6 +16,7 @@
 // The CSV holds one row per block and event; the summary prints, per event, the earliest, the
 // median and the latest block.
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -83,6 +84,9 @@ std::vector<Event> events() {
       {"producer", -1, "cluster synced", TraceSlots::producer(ProducerEvent::cluster_synced)},
       {"producer", -1, "set up", TraceSlots::producer(ProducerEvent::set_up)},
       {"producer", -1, "first load", TraceSlots::producer(ProducerEvent::first_load)},
+      {"producer", -1, "counted", TraceSlots::producer(ProducerEvent::counted)},
+      {"producer", -1, "item made", TraceSlots::producer(ProducerEvent::item_made)},
+      {"producer", -1, "queue posted", TraceSlots::producer(ProducerEvent::queue_posted)},
       {"producer", -1, "first posted", TraceSlots::producer(ProducerEvent::first_posted)},
   };
   const char* roles[] = {"math 0", "math 1"};
@@ -106,6 +110,18 @@ std::vector<Event> events() {
   return list;
 }
 
+__global__ void touch(const uint4* p, size_t n, unsigned* sink) {
+  unsigned x = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    x ^= p[i].x ^ p[i].w;
+  if (x == 0x12345678u) *sink = x;
+}
+unsigned* touch_sink() {
+  static unsigned* sink = nullptr;
+  if (!sink) CUDA_CHECK(cudaMalloc(&sink, sizeof(unsigned)));
+  return sink;
+}
+
 // One traced launch: each block's stamps, in ns after the first block started (-1: no stamp).
 struct Run {
   std::vector<std::vector<double>> blocks;  // [block][slot]
@@ -116,7 +132,16 @@ Run traced_run(gemm::LessonRunner& runner, gemm::PairedTimer& flush, const gemm:
                int blocks, int salt) {
   uint64_t* table = gemm::hopper::clock_trace_table();
   const size_t row_bytes = TraceSlots::kCount * sizeof(uint64_t);
-  flush.flush_l2(runner.stream(), salt);
+  static const char* l2_mode_env = std::getenv("ROLE_TIMELINE_L2");
+  static const std::string l2_mode = l2_mode_env ? l2_mode_env : "flush";
+  if (l2_mode != "keep") flush.flush_l2(runner.stream(), salt);
+  if (l2_mode == "data") {  // the operands back into L2, the kernel's code not
+    const gemm::GemmProblem& p = runner.problem();
+    touch<<<264, 256, 0, runner.stream()>>>(reinterpret_cast<const uint4*>(runner.a()),
+                                             size_t(p.m) * p.k / 8, touch_sink());
+    touch<<<264, 256, 0, runner.stream()>>>(reinterpret_cast<const uint4*>(runner.b()),
+                                             size_t(p.n) * p.k / 8, touch_sink());
+  }
   CUDA_CHECK(cudaMemsetAsync(table, 0, size_t(blocks) * row_bytes, runner.stream()));
   runner.launch(lesson);
   gemm::synchronize_or_timeout(runner.stream(), runner.launch_timeout_seconds());

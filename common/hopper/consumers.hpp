@@ -66,7 +66,11 @@ __device__ void run_cooperative_consumer(typename Kernel::SharedStorage& shared,
   auto read_state = PipelineState<Tile::kStages>::consumer_start();
   auto receive_state = PipelineState<Kernel::kWorkQueueDepth>::consumer_start();
   for (int position = 0;; ++position) {
-    const WorkItem item = shared.queue.receive(receive_state);
+    WorkItem item;
+    if constexpr (Tile::kBlockN <= 128)
+      item = position == 0 ? shared.first_item : shared.queue.receive(receive_state);
+    else
+      item = shared.queue.receive(receive_state);
     if (item.is_end()) break;
     Kernel::Trace::item(warpgroup, position, ItemEvent::received);
     Kernel::Trace::first_slice(warpgroup, position, shared.pipeline, read_state);

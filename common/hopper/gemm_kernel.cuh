@@ -85,6 +85,8 @@ struct Kernel {
     WorkQueue<kWorkQueueDepth> queue;           // lesson 13
     ConsumerTurns turns;                        // ping-pong's ordered barrier (lesson 11)
     typename Epilogue::SharedStorage epilogue;  // the epilogue loader's (lesson 15)
+    WorkItem first_item;
+    int64_t item_count;
   };
   static constexpr int kSharedBytes = int(sizeof(SharedStorage) + kSharedAlignment);
 
@@ -124,6 +126,13 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
     shared.pipeline.init(/*consumer_warps=*/Tile::kConsumers * 4);
     K::Trace::producer(ProducerEvent::barriers_initialized);
   }
+  if (Tile::kBlockN <= 128 && threadIdx.x == 32) {
+    const auto early = K::Scheduler::template work_items<Tile>(params.schedule, ptx::cluster_id_x(),
+                                                               ptx::cluster_cta_rank());
+    const int64_t count = early.count();
+    shared.item_count = count;
+    shared.first_item = count > 0 ? early.item(0) : WorkItem{};
+  }
   ptx::cluster_sync();
 
   if (warpgroup == 0) {
@@ -140,11 +149,16 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
       K::Launch::before_first_load();
       K::Trace::producer(ProducerEvent::first_load);
       auto write_state = PipelineState<Tile::kStages>::producer_start();
-      for (int64_t i = 0; i < schedule.count(); ++i) {
-        const WorkItem item = schedule.item(i);
+      const int64_t count = shared.item_count;
+      K::Trace::producer(ProducerEvent::counted);
+      for (int64_t i = 0; i < count; ++i) {
+        const WorkItem item = i == 0 ? shared.first_item : schedule.item(i);
+        if (i == 0) K::Trace::producer(ProducerEvent::item_made);
         // To the math warpgroups and the epilogue alike: the two queues move in step, and their
         // states follow from the position (the producer has no register to spare for another).
-        shared.queue.post_at(i, item);
+        constexpr int64_t kSkip = Tile::kBlockN <= 128 ? 1 : 0;
+        if (i >= kSkip) shared.queue.post_at(i - kSkip, item);
+        if (i == 0) K::Trace::producer(ProducerEvent::queue_posted);
         Epilogue::post(shared.epilogue, i, item);
         if (i == 0) K::Trace::producer(ProducerEvent::first_posted);
         Mainloop::template load<Tile>(shared.pipeline, shared.ring, params.mainloop, item, rank,
@@ -152,8 +166,9 @@ __global__ void __launch_bounds__(K::Tile::kThreads, 1)
       }
       K::Launch::after_last_load();
       K::Trace::producer(ProducerEvent::last_load);
-      shared.queue.post_at(schedule.count(), WorkItem{});  // no slices: the end of the work
-      Epilogue::post(shared.epilogue, schedule.count(), WorkItem{});
+      constexpr int64_t kSkipEnd = Tile::kBlockN <= 128 ? 1 : 0;
+      if (count >= kSkipEnd) shared.queue.post_at(count - kSkipEnd, WorkItem{});  // no slices: the end of the work
+      Epilogue::post(shared.epilogue, count, WorkItem{});
       taught::producer_tail(shared.pipeline, write_state);  // lesson 12: before this block exits
     } else if (threadIdx.x == Epilogue::Loader::kThread) {
       Epilogue::load_inputs(shared.epilogue, shared.epilogue_buffers, params.epilogue);

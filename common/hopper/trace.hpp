@@ -45,13 +45,16 @@ enum class ProducerEvent {
   cluster_synced,
   set_up,
   first_load,
+  counted,
+  item_made,
+  queue_posted,
   first_posted,
   last_load
 };
 enum class ItemEvent { received, first_slice, mmas_complete, stored };
 
 struct TraceSlots {
-  static constexpr int kProducerEvents = 8, kItemEvents = 4;
+  static constexpr int kProducerEvents = 11, kItemEvents = 4;
   static constexpr int kTracedItems = 4, kMathWarpgroups = 2;
   // The items' events, then registers taken and finished.
   static constexpr int kPerWarpgroup = kTracedItems * kItemEvents + 2;
