@@ -87,6 +87,18 @@ struct BlockScaledOperands {
   const float* b_scales = nullptr;
 };
 
+// Lesson 18's outputs next to bf16 D, when asked for (each pointer may be null): D itself
+// quantized as BlockScaledOperands' A is, in blocks of 1 x 128 along a row (N playing K's part),
+// so that it can be the A of a next fp8 GEMM; and the largest magnitude of D. The e4m3 values and
+// their scales are what the quantizer of common/fp8/fp8_block_scaling.hpp makes of the bf16 D, bit
+// for bit.
+struct BlockScaledOutput {
+  e4m3* d = nullptr;                // M x N, row-major
+  float* d_scales = nullptr;        // k_blocks(N) rows of scale_rows(M) floats
+  unsigned int* amax_bits = nullptr;  // max |D| over the bf16 D, as the bits of a float: it must
+                                      // hold 0 before the launch (the launch only raises it)
+};
+
 // What a lesson's launch() receives. Pointers are device pointers.
 struct GemmArgs {
   GemmProblem problem;
@@ -96,6 +108,7 @@ struct GemmArgs {
   void* workspace = nullptr;  // Lesson::workspace_bytes(problem) bytes, or nullptr if none
   Epilogue epilogue;          // plain unless the lesson has a fused epilogue (lesson 15)
   BlockScaledOperands fp8;    // lesson 18's operands (Lesson::operands); unset for the others
+  BlockScaledOutput fp8_out;  // lesson 18's quantized D and amax, where wanted; none by default
 };
 
 // The largest M, N or K the contract allows: 2^30. Every kernel computes rows, columns, tile

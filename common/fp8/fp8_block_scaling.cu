@@ -54,15 +54,6 @@ __device__ float block_amax(float amax) {
   return amax;
 }
 
-__device__ float scale_for(float amax) { return amax > 0.0f ? amax / kE4m3Max : 1.0f; }
-
-// Rounds value / scale to the nearest e4m3, saturating at +-448.
-__device__ e4m3 quantized(float value, float scale) {
-  e4m3 result;
-  result.__x = __nv_cvt_float_to_fp8(value / scale, __NV_SATFINITE, __NV_E4M3);
-  return result;
-}
-
 // The two quantizers read each value once and move it in wide accesses: a block's values stay in
 // registers from the load that finds the block's amax to the store of their e4m3. A ragged K ends
 // in a block shorter by a multiple of 16 values (the contract's K % 16 == 0), so every group of 4
@@ -71,7 +62,7 @@ __device__ e4m3 quantized(float value, float scale) {
 // The e4m3 of four values, packed in the order they lie in memory (the first in the low byte).
 __device__ uint32_t quantized_four(const float (&x)[4], float scale) {
   uint32_t packed = 0;
-  for (int i = 0; i < 4; ++i) packed |= uint32_t(quantized(x[i], scale).__x) << (8 * i);
+  for (int i = 0; i < 4; ++i) packed |= uint32_t(e4m3_bits(x[i], scale)) << (8 * i);
   return packed;
 }
 
@@ -102,7 +93,7 @@ __global__ void quantize_1x128_kernel(const bf16* a, int64_t m, int64_t k, e4m3*
   if (inside) unpack_four(*reinterpret_cast<const uint2*>(a + row * k + column), x);
   float amax = 0.0f;
   for (float value : x) amax = fmaxf(amax, fabsf(value));
-  const float scale = scale_for(warp_amax(amax));
+  const float scale = e4m3_scale_for(warp_amax(amax));
   if (inside) *reinterpret_cast<uint32_t*>(values + row * k + column) = quantized_four(x, scale);
   if (lane == 0) scales[k_block * scale_rows + row] = scale;
 }
@@ -132,7 +123,7 @@ __global__ void quantize_128x128_kernel(const bf16* b, int64_t n, int64_t k, e4m
     unpack_four(uint2{words[i].z, words[i].w}, x);
     for (float value : x) amax = fmaxf(amax, fabsf(value));
   }
-  const float scale = scale_for(block_amax(amax));
+  const float scale = e4m3_scale_for(block_amax(amax));
   for (int i = 0; i < kLoads; ++i) {
     if (at[i] < 0) continue;
     float low[4], high[4];
@@ -156,14 +147,15 @@ __global__ void amax_kernel(const bf16* matrix, int64_t count, unsigned int* ama
 
 __global__ void per_tensor_kernel(const bf16* matrix, int64_t count, e4m3* values,
                                   float* scale_in_out) {
-  const float scale = scale_for(__uint_as_float(*reinterpret_cast<unsigned int*>(scale_in_out)));
+  const float scale =
+      e4m3_scale_for(__uint_as_float(*reinterpret_cast<unsigned int*>(scale_in_out)));
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
-    values[i] = quantized(__bfloat162float(matrix[i]), scale);
+    values[i].__x = e4m3_bits(__bfloat162float(matrix[i]), scale);
 }
 
 __global__ void finish_scale_kernel(float* scale_in_out) {
-  *scale_in_out = scale_for(__uint_as_float(*reinterpret_cast<unsigned int*>(scale_in_out)));
+  *scale_in_out = e4m3_scale_for(__uint_as_float(*reinterpret_cast<unsigned int*>(scale_in_out)));
 }
 
 __global__ void dequantize_kernel(const e4m3* values, int64_t rows, int64_t k, int block_rows,

@@ -15,11 +15,10 @@
 #include <cuda_runtime_api.h>
 
 #include "common/device_buffer.hpp"
+#include "common/fp8/e4m3_rounding.hpp"  // kE4m3Max, the rounding itself
 #include "common/gemm.hpp"
 
 namespace gemm {
-
-inline constexpr float kE4m3Max = 448.0f;
 
 // How far apart the inputs' blocks are in magnitude when the harness makes lesson 18's inputs:
 // each block of A (1 x 128) and of B (128 x 128) is multiplied by 2^e, e a whole number drawn

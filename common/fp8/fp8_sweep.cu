@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
 #include "common/harness/cli.hpp"
 #include "common/harness/command.hpp"
 #include "common/harness/runner.hpp"
@@ -56,13 +57,14 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
     std::ostringstream csv;
     csv << "m,n,k,configuration,check,error_over_allowed,fp8_rms_error,bf16_rms_error,"
            "lesson18_tflops,block_scaled_reference,vs_block_scaled,vs_per_tensor,vs_lesson16,"
-           "lesson16_tflops,quantize_ms,sm_mhz_median,power_w_peak";
+           "lesson16_tflops,quantize_ms,sm_mhz_median,power_w_peak,with_quantized_d";
     for (int i = 0; alone && i < lesson.configuration_count; ++i)
       csv << ",alone_" << lesson.configurations[i].name;
     csv << ",gpu,date,commit\n";
-    std::printf("%-22s %5s %8s %9s %9s %8s %7s %7s %7s %8s %9s %6s %s\n", "M x N x K", "check",
-                "err/allow", "fp8 rms", "bf16 rms", "TFLOP/s", "/block", "/tensor", "/bf16",
-                "quant ms", "reference", "MHz", "configuration, then each alone vs the reference");
+    std::printf("%-22s %5s %8s %9s %9s %8s %7s %7s %7s %8s %7s %9s %6s %s\n", "M x N x K",
+                "check", "err/allow", "fp8 rms", "bf16 rms", "TFLOP/s", "/block", "/tensor",
+                "/bf16", "quant ms", "+e4m3 D", "reference", "MHz",
+                "configuration, then each alone vs the reference");
     bool all_passed = true;
     for (const GemmProblem& shape : shapes) {
       runner.set_problem(shape, /*seed=*/1, EpilogueOptions{}, *lesson.workload);
@@ -94,6 +96,25 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
       const PairedTiming against_bf16 = runner.time_against_lesson(lesson, bf16_lesson, timing);
       const PairedTiming quantization = runner.time_against(
           lesson, [&](cudaStream_t stream) { workload->quantize_again(buffers, stream); }, timing);
+      // The same launch writing D quantized and its amax too (gemm::BlockScaledOutput), against
+      // the launch without: their time over its time. The amax starts at 0 for every launch.
+      DeviceBuffer<e4m3> quantized_d(size_t(shape.m * shape.n));
+      DeviceBuffer<float> quantized_scales(size_t(BlockScaledOperands::k_blocks(shape.n) *
+                                                  BlockScaledOperands::scale_rows(shape.m)));
+      DeviceBuffer<unsigned int> amax_bits(1);
+      GemmArgs quantizing;
+      quantizing.problem = shape;
+      quantizing.d = runner.d();
+      quantizing.fp8 = workload->operands();  // (lesson 18's schedules need no workspace)
+      quantizing.fp8_out = {quantized_d.get(), quantized_scales.get(), amax_bits.get()};
+      const LaunchPlan plan = plan_launch(lesson, shape);
+      const PairedTiming with_quantized_d = runner.time_against(
+          lesson,
+          [&](cudaStream_t stream) {
+            CUDA_CHECK(cudaMemsetAsync(amax_bits.get(), 0, amax_bits.bytes(), stream));
+            launch_planned(lesson, quantizing, plan, stream);
+          },
+          timing);
       std::string each;  // each configuration against the same reference
       for (int i = 0; alone && i < lesson.configuration_count; ++i) {
         const PairedTiming forced = runner.time_against_reference(
@@ -107,11 +128,12 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
       };
       const ClockReport& clock = against_tensor.clock;
       const std::string configuration = configuration_name(lesson, plan_launch(lesson, shape));
-      std::printf("%6lld x %6lld x %6lld %5s %8.3f %9.2e %9.2e %8.1f %7s %7.3f %7.3f %8.4f %9s %6.0f %s%s\n",
+      std::printf("%6lld x %6lld x %6lld %5s %8.3f %9.2e %9.2e %8.1f %7s %7.3f %7.3f %8.4f %7.3f "
+                  "%9s %6.0f %s%s\n",
                   (long long)shape.m, (long long)shape.n, (long long)shape.k, "pass",
                   check.against_cublas.max_normalized_error, fp8_error, bf16_error, tflops,
                   block ? ratio(against_block).c_str() : "-", against_tensor.ratio,
-                  against_bf16.ratio, quantization.reference.median_ms,
+                  against_bf16.ratio, quantization.reference.median_ms, with_quantized_d.ratio,
                   block ? "block" : "tensor", clock.available ? clock.sm_mhz_median : 0.0,
                   configuration.c_str(), each.c_str());
       std::fflush(stdout);
@@ -123,7 +145,8 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
           << "," << format_number("%.2f", bf16_tflops) << ","
           << format_number("%.4f", quantization.reference.median_ms) << ","
           << (clock.available ? format_number("%.0f", clock.sm_mhz_median) : "") << ","
-          << (clock.available ? format_number("%.0f", clock.power_w_peak) : "") << each
+          << (clock.available ? format_number("%.0f", clock.power_w_peak) : "") << ","
+          << ratio(with_quantized_d) << each
           << "," << runner.device().name << "," << today_utc() << "," << commit << "\n";
     }
     output.write(csv.str());

@@ -30,6 +30,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "common/fp8/e4m3_rounding.hpp"
 #include "common/gemm.hpp"
 #include "common/hopper/bf16_configurations.hpp"
 #include "common/hopper/epilogue_kind.hpp"
@@ -290,6 +291,106 @@ struct BlockScaledMainloop {
 };
 // END TEACHING COPY
 
+// NEW in lesson 18: the epilogue, lesson 15's TMA store of bf16 D and, where the launch asks for
+// them (GemmArgs::fp8_out), D quantized for a next fp8 GEMM and the largest magnitude of D
+// (gemm::BlockScaledOutput). A tile's 128 columns are exactly one 1 x 128 block of each of its
+// rows, so every block's amax is at hand in registers: the four threads that hold a row (a quad,
+// 32 values each) reduce it with two shuffles, and each thread quantizes and stores its own
+// values; one thread of each quad stores the row's scale. The values are D's as bf16 (the
+// accumulators rounded as the TMA store's are), so that the e4m3 D is the quantizer's of the bf16
+// D, bit for bit, and amax is max |D| exactly. Each warp adds its largest magnitude to the
+// launch's amax with one atomic max: a few per tile.
+template <class Tile>
+struct QuantizingEpilogue : TmaStoreEpilogue<Tile, gemm::hopper::PlainEpilogue> {
+  using Base = TmaStoreEpilogue<Tile, gemm::hopper::PlainEpilogue>;
+  using typename Base::Buffers;
+  using typename Base::SharedStorage;
+  static_assert(Tile::kBlockN == gemm::BlockScaledOperands::kBlock,
+                "a tile's columns are one scale block of D's rows");
+
+  struct Params : Base::Params {
+    gemm::BlockScaledOutput out;
+    int m, n;
+    int64_t scale_rows;  // of out.d_scales: BlockScaledOperands::scale_rows(M)
+  };
+
+  static Params make_params(const gemm::GemmArgs& args) {
+    const auto& p = args.problem;
+    return {Base::make_params(args), args.fp8_out, int(p.m), int(p.n),
+            gemm::BlockScaledOperands::scale_rows(p.m)};
+  }
+
+#if defined(__CUDACC__)
+  __device__ static void store_item(SharedStorage& shared, Buffers& buffers, const Params& params,
+                                    const float (&accumulator)[Tile::kRowBlocks][Tile::kBlockN / 2],
+                                    int warpgroup, int first_row,
+                                    const gemm::hopper::WorkItem& item, int stored_by_warpgroup,
+                                    int stored_by_block) {
+    Base::store_item(shared, buffers, params, accumulator, warpgroup, first_row, item,
+                     stored_by_warpgroup, stored_by_block);
+    if (params.out.d == nullptr && params.out.amax_bits == nullptr) return;
+#pragma unroll
+    for (int r = 0; r < Tile::kRowBlocks; ++r)
+      quantize_rows(params, accumulator[r], item.row0 + first_row + r * Tile::kWarpgroupM,
+                    item.col0);
+  }
+
+  // One 64-row block of the tile, rows row0 .. row0 + 63 and columns col0 .. col0 + 127 of D: this
+  // thread's two rows, upper and upper + 8, 32 values each (common/ptx/wgmma.hpp's layout: value
+  // 4j + h of a row pair is column 8j + 2 (lane % 4) + h % 2 of the upper row for h < 2, of the
+  // lower one for h >= 2).
+  __device__ static void quantize_rows(const Params& params,
+                                       const float (&accumulator)[Tile::kBlockN / 2], int row0,
+                                       int col0) {
+    const int lane = threadIdx.x % 32;
+    const int upper = row0 + (threadIdx.x % 128 / 32) * 16 + lane / 4;
+    const int rows[2] = {upper, upper + 8};
+    // D's values as the bf16 D holds them; rows past M hold whatever A's shorter box left in
+    // shared memory (columns past N are zeros: B's box is whole), and count for nothing.
+    float value[Tile::kBlockN / 2];
+    float row_amax[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int i = 0; i < Tile::kBlockN / 2; ++i) {
+      value[i] = __bfloat162float(__float2bfloat16_rn(accumulator[i]));
+      row_amax[(i % 4) / 2] = fmaxf(row_amax[(i % 4) / 2], fabsf(value[i]));
+    }
+    float thread_amax = 0.0f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      // The quad's four threads hold the row's 128 columns.
+      row_amax[h] = fmaxf(row_amax[h], __shfl_xor_sync(0xffffffffu, row_amax[h], 1));
+      row_amax[h] = fmaxf(row_amax[h], __shfl_xor_sync(0xffffffffu, row_amax[h], 2));
+      if (rows[h] < params.m) thread_amax = fmaxf(thread_amax, row_amax[h]);
+    }
+    if (params.out.d != nullptr) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (rows[h] >= params.m) continue;
+        const float scale = gemm::e4m3_scale_for(row_amax[h]);
+        if (lane % 4 == 0)
+          params.out.d_scales[int64_t(col0 / Tile::kBlockN) * params.scale_rows + rows[h]] = scale;
+        uint8_t* row = reinterpret_cast<uint8_t*>(params.out.d) + int64_t(rows[h]) * params.n;
+#pragma unroll
+        for (int j = 0; j < Tile::kBlockN / 8; ++j) {
+          const int column = col0 + 8 * j + 2 * (lane % 4);
+          if (column >= params.n) break;  // N % 8 == 0: a pair lies wholly inside D or past it
+          const uint16_t pair = uint16_t(gemm::e4m3_bits(value[4 * j + 2 * h], scale) |
+                                         gemm::e4m3_bits(value[4 * j + 2 * h + 1], scale) << 8);
+          *reinterpret_cast<uint16_t*>(row + column) = pair;
+        }
+      }
+    }
+    if (params.out.amax_bits != nullptr) {
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2)
+        thread_amax = fmaxf(thread_amax, __shfl_xor_sync(0xffffffffu, thread_amax, offset));
+      // Non-negative floats order as their bits do: the max of the bits is the bits of the max.
+      if (lane == 0) atomicMax(params.out.amax_bits, __float_as_uint(thread_amax));
+    }
+  }
+#endif
+};
+
 // NEW in lesson 18: the configurations: the final kernel with this mainloop and the plain
 // epilogue, in lesson 16's 128 x 128 tiles (two consumers of 64 rows) and 64 x 128 (one), with as
 // many stages as fit next to the epilogue's buffers and the scales, data-parallel. Wider tiles do
@@ -303,8 +404,7 @@ struct Fp8Configuration {
   using TileOf = gemm::hopper::KernelTile<BlockM, 128, ClusterM, Stages>;
   template <int Stages>
   using KernelOf =
-      gemm::hopper::Kernel<TileOf<Stages>, BlockScaledMainloop,
-                           TmaStoreEpilogue<TileOf<Stages>, gemm::hopper::PlainEpilogue>,
+      gemm::hopper::Kernel<TileOf<Stages>, BlockScaledMainloop, QuantizingEpilogue<TileOf<Stages>>,
                            gemm::hopper::DataParallelScheduler>;
   using Tile = TileOf<gemm::hopper::stages_that_fit<KernelOf>()>;
   using Plain = gemm::hopper::Configured<KernelOf<Tile::kStages>>;

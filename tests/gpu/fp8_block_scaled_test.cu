@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include <cuda_fp8.h>
@@ -161,6 +163,71 @@ TEST(BlockScaling, CheckCatchesAWrongScaleAndALostSlice) {
   EXPECT_FALSE(lost_slice.against_cublas.passed());
   EXPECT_GT(lost_slice.against_cublas.mismatches, p.m * p.n / 100)
       << "a lost slice should fail a share of the elements";
+}
+
+// Lesson 18's quantized output (gemm::BlockScaledOutput) on a decode row, a ragged shape and one
+// of several tiles with N not a multiple of 128: the e4m3 D and its scales are, bit for bit, what
+// the inputs' quantizer makes of the kernel's own bf16 D, and amax is exactly max |D|. The outputs
+// start poisoned (e4m3's NaN, NaN scales), so an unwritten value or scale shows too.
+TEST(BlockScaling, QuantizedOutputIsTheQuantizersOfD) {
+  const gemm::Lesson& lesson = *gemm::find_lesson(18);
+  gemm::LessonRunner& runner = gpu_test_support::shared_runner();
+  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
+    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
+    GTEST_SKIP() << *reason;
+  }
+  cudaStream_t stream = runner.stream();
+  for (const GemmProblem& p : {GemmProblem{1, 136, 256}, GemmProblem{200, 264, 400},
+                               GemmProblem{520, 1032, 1024}}) {
+    SCOPED_TRACE(std::to_string(p.m) + " x " + std::to_string(p.n) + " x " + std::to_string(p.k));
+    runner.set_problem(p, /*seed=*/95, {}, *lesson.workload);
+    const int64_t count = p.m * p.n;
+    const int64_t scale_count =
+        BlockScaledOperands::k_blocks(p.n) * BlockScaledOperands::scale_rows(p.m);
+    gemm::DeviceBuffer<e4m3> d8{size_t(count)}, reference_d8{size_t(count)};
+    gemm::DeviceBuffer<float> scales{size_t(scale_count)}, reference_scales{size_t(scale_count)};
+    gemm::DeviceBuffer<unsigned int> amax_bits(1);
+    CUDA_CHECK(cudaMemset(d8.get(), 0x7f, d8.bytes()));  // 0x7f: e4m3's NaN
+    CUDA_CHECK(cudaMemset(scales.get(), 0xff, scales.bytes()));
+    CUDA_CHECK(cudaMemset(amax_bits.get(), 0, amax_bits.bytes()));
+
+    gemm::GemmArgs args;
+    args.problem = p;
+    args.d = runner.d();
+    args.fp8 = dynamic_cast<gemm::BlockScaledE4m3&>(runner.workload(*lesson.workload)).operands();
+    args.fp8_out = {d8.get(), scales.get(), amax_bits.get()};
+    gemm::launch_planned(lesson, args, gemm::plan_launch(lesson, p), stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    ASSERT_TRUE(runner.verify_current_output(*lesson.workload).passed()) << "bf16 D itself";
+
+    gemm::quantize_1x128(runner.d(), p.m, p.n, reference_d8.get(), reference_scales.get(), stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    const auto values = download(d8.get(), size_t(count));
+    const auto reference_values = download(reference_d8.get(), size_t(count));
+    int64_t wrong_values = 0;
+    for (int64_t i = 0; i < count; ++i) wrong_values += values[i].__x != reference_values[i].__x;
+    EXPECT_EQ(wrong_values, 0) << "e4m3 values other than the quantizer's of bf16 D";
+
+    const auto d8_scales = download(scales.get(), size_t(scale_count));
+    const auto quantizer_scales = download(reference_scales.get(), size_t(scale_count));
+    int64_t wrong_scales = 0;
+    for (int64_t block = 0; block < BlockScaledOperands::k_blocks(p.n); ++block)
+      for (int64_t row = 0; row < p.m; ++row) {  // the rows past M are padding
+        const int64_t at = block * BlockScaledOperands::scale_rows(p.m) + row;
+        wrong_scales += std::memcmp(&d8_scales[size_t(at)], &quantizer_scales[size_t(at)],
+                                    sizeof(float)) != 0;
+      }
+    EXPECT_EQ(wrong_scales, 0) << "scales other than the quantizer's of bf16 D";
+
+    float amax = 0.0f;
+    for (const bf16 value : download(runner.d(), size_t(count)))
+      amax = std::max(amax, std::fabs(__bfloat162float(value)));
+    const uint32_t kernel_amax_bits = download(amax_bits.get(), 1)[0];
+    uint32_t max_bits = 0;
+    std::memcpy(&max_bits, &amax, sizeof(float));
+    EXPECT_EQ(kernel_amax_bits, max_bits) << "max |D| " << amax;
+    EXPECT_GT(amax, 0.0f);
+  }
 }
 
 // A past 2^31 elements in e4m3 (2.2 GB): every offset into it needs 64 bits.
