@@ -363,21 +363,56 @@ struct QuantizingEpilogue : TmaStoreEpilogue<Tile, gemm::hopper::PlainEpilogue> 
       if (rows[h] < params.m) thread_amax = fmaxf(thread_amax, row_amax[h]);
     }
     if (params.out.d != nullptr) {
+      const int quad_lane = lane % 4;
+      float scale[2];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if (rows[h] >= params.m) continue;
-        const float scale = gemm::e4m3_scale_for(row_amax[h]);
-        if (lane % 4 == 0)
-          params.out.d_scales[int64_t(col0 / Tile::kBlockN) * params.scale_rows + rows[h]] = scale;
-        uint8_t* row = reinterpret_cast<uint8_t*>(params.out.d) + int64_t(rows[h]) * params.n;
+        scale[h] = gemm::e4m3_scale_for(row_amax[h]);
+        if (quad_lane == 0 && rows[h] < params.m)
+          params.out.d_scales[int64_t(col0 / Tile::kBlockN) * params.scale_rows + rows[h]] =
+              scale[h];
+      }
+      // A thread's e4m3 lie two by two, 8 columns apart: a store of each pair would write 2
+      // bytes. So the quad trades them: of every 4 blocks of 8 columns, lane q of the quad gathers
+      // block q's 8 bytes, 2 from each lane of the quad, and stores them at once (the quad writes
+      // 32 contiguous bytes of a row). In round r, lane s sends its pair of block (s - r) mod 4,
+      // for both rows in one 32-bit shuffle, and lane q receives the pair of its own block from
+      // lane (q + r) mod 4.
 #pragma unroll
-        for (int j = 0; j < Tile::kBlockN / 8; ++j) {
-          const int column = col0 + 8 * j + 2 * (lane % 4);
-          if (column >= params.n) break;  // N % 8 == 0: a pair lies wholly inside D or past it
-          const uint16_t pair = uint16_t(gemm::e4m3_bits(value[4 * j + 2 * h], scale) |
-                                         gemm::e4m3_bits(value[4 * j + 2 * h + 1], scale) << 8);
-          *reinterpret_cast<uint16_t*>(row + column) = pair;
+      for (int group = 0; group < Tile::kBlockN / 32; ++group) {
+        uint32_t pairs[4];  // block b of the group: the upper row's pair, the lower row's above it
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+          pairs[b] = 0;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float* pair = &value[4 * (4 * group + b) + 2 * h];
+            pairs[b] |= uint32_t(gemm::e4m3_bits(pair[0], scale[h]) |
+                                 gemm::e4m3_bits(pair[1], scale[h]) << 8)
+                        << (16 * h);
+          }
         }
+        uint64_t gathered[2] = {0, 0};  // per row: block q's 8 bytes
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int sent = (quad_lane - r + 4) % 4;
+          uint32_t both_rows = pairs[0];  // pairs[sent], by selects rather than a register index
+#pragma unroll
+          for (int b = 1; b < 4; ++b) both_rows = sent == b ? pairs[b] : both_rows;
+          const int source = (quad_lane + r) % 4;
+          const uint32_t received = __shfl_sync(0xffffffffu, both_rows, (lane & ~3) | source);
+          // The source's pair is columns 2 source and 2 source + 1 of the block.
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            gathered[h] |= uint64_t((received >> (16 * h)) & 0xffffu) << (16 * source);
+        }
+        const int column = col0 + 8 * (4 * group + quad_lane);
+        if (column >= params.n) continue;  // N % 8 == 0: a block lies wholly inside D or past it
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          if (rows[h] < params.m)
+            *reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(params.out.d) +
+                                         int64_t(rows[h]) * params.n + column) = gathered[h];
       }
     }
     if (params.out.amax_bits != nullptr) {

@@ -181,6 +181,7 @@ TEST(BlockScaling, QuantizedOutputIsTheQuantizersOfD) {
                                GemmProblem{520, 1032, 1024}}) {
     SCOPED_TRACE(std::to_string(p.m) + " x " + std::to_string(p.n) + " x " + std::to_string(p.k));
     runner.set_problem(p, /*seed=*/95, {}, *lesson.workload);
+    ASSERT_TRUE(runner.check(lesson).passed());  // (the reference that verify_current_output reads)
     const int64_t count = p.m * p.n;
     const int64_t scale_count =
         BlockScaledOperands::k_blocks(p.n) * BlockScaledOperands::scale_rows(p.m);
