@@ -57,7 +57,8 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
     std::ostringstream csv;
     csv << "m,n,k,configuration,check,error_over_allowed,fp8_rms_error,bf16_rms_error,"
            "lesson18_tflops,block_scaled_reference,vs_block_scaled,vs_per_tensor,vs_lesson16,"
-           "lesson16_tflops,quantize_ms,sm_mhz_median,power_w_peak,with_quantized_d";
+           "lesson16_tflops,quantize_ms,sm_mhz_median,power_w_peak,with_quantized_d,"
+           "with_e4m3_d_only,with_amax_only";
     for (int i = 0; alone && i < lesson.configuration_count; ++i)
       csv << ",alone_" << lesson.configurations[i].name;
     csv << ",gpu,date,commit\n";
@@ -97,8 +98,8 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
       const PairedTiming quantization = runner.time_against(
           lesson, [&](cudaStream_t stream) { workload->quantize_again(buffers, stream); }, timing);
       // The same launch writing D quantized and its amax too (gemm::BlockScaledOutput), against
-      // the launch without: their time over its time. The amax is zeroed once, before the pairs:
-      // each launch raises it to the same max |D|.
+      // the launch without: their time over its time; and each of the two alone. The amax is
+      // zeroed once, before the pairs: each launch raises it to the same max |D|.
       DeviceBuffer<e4m3> quantized_d(size_t(shape.m * shape.n));
       DeviceBuffer<float> quantized_scales(size_t(BlockScaledOperands::k_blocks(shape.n) *
                                                   BlockScaledOperands::scale_rows(shape.m)));
@@ -110,9 +111,17 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
       quantizing.fp8_out = {quantized_d.get(), quantized_scales.get(), amax_bits.get()};
       const LaunchPlan plan = plan_launch(lesson, shape);
       CUDA_CHECK(cudaMemset(amax_bits.get(), 0, amax_bits.bytes()));
-      const PairedTiming with_quantized_d = runner.time_against(
-          lesson, [&](cudaStream_t stream) { launch_planned(lesson, quantizing, plan, stream); },
-          timing);
+      const auto time_with = [&](const BlockScaledOutput& out) {
+        GemmArgs args = quantizing;
+        args.fp8_out = out;
+        return runner.time_against(
+            lesson, [&](cudaStream_t stream) { launch_planned(lesson, args, plan, stream); },
+            timing);
+      };
+      const PairedTiming with_quantized_d = time_with(quantizing.fp8_out);
+      const PairedTiming with_e4m3_d_only =
+          time_with({quantized_d.get(), quantized_scales.get(), nullptr});
+      const PairedTiming with_amax_only = time_with({nullptr, nullptr, amax_bits.get()});
       std::string each;  // each configuration against the same reference
       for (int i = 0; alone && i < lesson.configuration_count; ++i) {
         const PairedTiming forced = runner.time_against_reference(
@@ -144,7 +153,8 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
           << format_number("%.4f", quantization.reference.median_ms) << ","
           << (clock.available ? format_number("%.0f", clock.sm_mhz_median) : "") << ","
           << (clock.available ? format_number("%.0f", clock.power_w_peak) : "") << ","
-          << ratio(with_quantized_d) << each
+          << ratio(with_quantized_d) << "," << ratio(with_e4m3_d_only) << ","
+          << ratio(with_amax_only) << each
           << "," << runner.device().name << "," << today_utc() << "," << commit << "\n";
     }
     output.write(csv.str());
