@@ -1708,6 +1708,83 @@ class FirstItemEarlyTable(unittest.TestCase):
         self.assertIn(f"the first loads left at {loads:.2f} us", measured)
 
 
+class StartupTable(unittest.TestCase):
+    """Lesson 16's measurements.md, "What the first item's 0.6 us are": the table and sentences
+    from the medians over the blocks in roles_startup_16_h200.csv, and the 32-bit division's table
+    from division_16_h200.csv."""
+
+    HEADER = "| event | L2 flushed | L2 kept | flushed, operands read back |"
+    ROLES = SWEEPS / "roles_startup_16_h200.csv"
+    DIVISION = SWEEPS / "division_16_h200.csv"
+    L2_VARIANTS = ("L2 flushed", "L2 kept", "L2 flushed, operands read back")
+    STEPS, SET_UP = "first item stamped step by step", "first item worked out in the set-up"
+    ROWS = (("first item begun (the schedule made)", "producer", "first load"),
+            ("first item posted", "producer", "first posted"),
+            ("received by the math warpgroup", "math 0", "received"),
+            ("its first slice in shared memory", "math 0", "first slice"),
+            ("its MMAs complete", "math 0", "MMAs complete"))
+
+    def medians(self):
+        """{variant: {(role, event): the median over the blocks}}, and {variant: its ratio}."""
+        stamps, ratios = {}, {}
+        for row in read_rows(self.ROLES):
+            stamps.setdefault(row["variant"], {}).setdefault(
+                (row["role"], row["event"]), []).append(float(row["t_us"]))
+            ratios[row["variant"]] = float(row["ratio"])
+        return ({variant: {key: statistics.median(times) for key, times in events.items()}
+                 for variant, events in stamps.items()}, ratios)
+
+    def test_table(self):
+        needs(LESSON_16_MEASURED, self.ROLES)
+        medians, _ = self.medians()
+        expected = [table_line([label] + [f"{medians[variant][(role, event)]:.2f}"
+                                          for variant in self.L2_VARIANTS])
+                    for label, role, event in self.ROWS]
+        self.assertEqual(table_after(LESSON_16_MEASURED, self.HEADER)[2:], expected)
+
+    def test_sentences(self):
+        needs(LESSON_16_MEASURED, self.ROLES)
+        medians, ratios = self.medians()
+        text = prose(LESSON_16_MEASURED)
+        steps = medians[self.STEPS]
+        made, count, item, post = [steps[("producer", event)] for event in
+                                   ("first load", "counted", "item made", "queue posted")]
+        self.assertIn(f"the schedule made at {made:.2f} us, the item count done at {count:.2f}, "
+                      f"the item at {item:.2f}, its post at {post:.2f}", text)
+        set_up = medians[self.SET_UP]
+        pairs = [("math 0", "received"), ("producer", "first posted"),
+                 ("producer", "cluster synced"), ("math 0", "first slice")]
+        (held, held_before), (posted, posted_before), (synced, synced_before), \
+            (first, first_before) = [(set_up[key], steps[key]) for key in pairs]
+        self.assertIn(f"holds its item at {held:.2f} us instead of {held_before:.2f} and the "
+                      f"producer posts it at {posted:.2f} instead of {posted_before:.2f}", text)
+        self.assertIn(f"the cluster barrier passes at {synced:.2f} instead of {synced_before:.2f}",
+                      text)
+        self.assertIn(f"the first slice lands at {first:.2f} instead of {first_before:.2f}", text)
+        rounds = [ratios[self.SET_UP], ratios[self.SET_UP + ", round 2"]]
+        as_is = [ratios[variant] for variant in self.L2_VARIANTS + (self.STEPS,)]
+        self.assertIn(f"Ratio to cuBLAS {rounds[0]:.3f} and {rounds[1]:.3f} in two rounds, against "
+                      f"{min(as_is):.3f}-{max(as_is):.3f} for the kernel as it is", text)
+
+    def test_division(self):
+        needs(LESSON_16_MEASURED, self.DIVISION)
+        shapes = {}
+        for row in read_rows(self.DIVISION):
+            self.assertEqual(row["check"], "pass")
+            shapes.setdefault((shape_label(row), row["configuration"]), {}).setdefault(
+                row["variant"], []).append(rounded(row["ratio"], 3))
+        header = "| shape, the model's pick | as on main (rounds 1, 2) | 32-bit division |"
+        expected = [table_line([f"{shape}, `{configuration}`", ", ".join(kinds["as on main"]),
+                                ", ".join(kinds["32-bit division where the operands fit"])])
+                    for (shape, configuration), kinds in shapes.items()]
+        lines = [line.strip() for line in LESSON_16_MEASURED.read_text().splitlines()]
+        start = lines.index(header)
+        end = start
+        while end < len(lines) and lines[end].startswith("|"):
+            end += 1
+        self.assertEqual(lines[start + 2:end], expected)
+
+
 class L2SectorsTable(unittest.TestCase):
     """Lesson 16's measurements.md, "L2's sectors against cuBLAS's kernel of the same tile": each
     row the medians of one side's launches in l2_sectors_16_h200.csv (ncu's raw page), and the
