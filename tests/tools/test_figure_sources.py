@@ -1658,6 +1658,47 @@ class Fp8DecodeRows(unittest.TestCase):
                       LESSON_18.read_text())
 
 
+class QuantizedOutputTable(unittest.TestCase):
+    """Lesson 18's README, "D quantized in the epilogue": each row from the two runs of
+    `lesson18 sweep` (fp8_18_quantized_output_h200.csv, fp8_18_quantized_parts_h200.csv), the
+    ranges under it, and the plain launch's ratios against the standard table's."""
+
+    HEADER = ("| shape | configuration | both (98b954d) | both (d41e7c7) | e4m3 D alone "
+              "| amax alone | SM clock (d41e7c7) |")
+    BOTH = SWEEPS / "fp8_18_quantized_output_h200.csv"
+    PARTS = SWEEPS / "fp8_18_quantized_parts_h200.csv"
+    STANDARD = SWEEPS / "fp8_18_standard_h200.csv"
+
+    def test_rows(self):
+        needs(LESSON_18, self.BOTH, self.PARTS)
+        both = {shape_label(row): row for row in checked_rows(self, LESSON_18, self.BOTH)}
+        expected = [table_line([shape_label(row), row["configuration"],
+                                rounded(both[shape_label(row)]["with_quantized_d"], 3),
+                                rounded(row["with_quantized_d"], 3),
+                                rounded(row["with_e4m3_d_only"], 3),
+                                rounded(row["with_amax_only"], 3), f"{row['sm_mhz_median']} MHz"])
+                    for row in read_rows(self.PARTS)]
+        self.assertEqual(table_after(LESSON_18, self.HEADER)[2:], expected)
+
+    def test_sentences(self):
+        needs(LESSON_18, self.BOTH, self.PARTS, self.STANDARD)
+        parts = read_rows(self.PARTS)
+        percents = lambda column: [round((float(row[column]) - 1) * 100) for row in parts]
+        text = prose(LESSON_18)
+        self.assertIn(f"the amax costs {min(percents('with_amax_only'))}-"
+                      f"{max(percents('with_amax_only'))}%, the e4m3 D "
+                      f"{min(percents('with_e4m3_d_only'))}-{max(percents('with_e4m3_d_only'))}%",
+                      text)
+        both = {shape_label(row): row for row in read_rows(self.BOTH)}
+        earlier = {shape_label(row): row for row in read_rows(self.STANDARD)}
+        self.assertIn(f"0.892 of cuBLASLt block-scaled at 4096^3 and 0.863 at 8192^3 "
+                      f"({rounded(earlier['4096^3']['vs_block_scaled'], 3)} and "
+                      f"{rounded(earlier['8192^3']['vs_block_scaled'], 3)} at "
+                      f"{earlier['4096^3']['commit']}", text)
+        self.assertEqual([rounded(both[shape]["vs_block_scaled"], 3) for shape in
+                          ("4096^3", "8192^3")], ["0.892", "0.863"])
+
+
 class FirstItemEarlyTable(unittest.TestCase):
     """Lesson 16's measurements.md, "The first item before the cluster barrier": each row the two
     rounds of each kernel from first_item_early_16_h200.csv, the timeline's figures of the variant
