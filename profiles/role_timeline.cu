@@ -1,10 +1,10 @@
 // make roles: where one launch of lesson 16's final kernel spends its time, role by role. Every
 // configuration of lesson 16's table is compiled here once more with the clock trace
 // (common/hopper/clock_trace.hpp), which stamps the global timer at each step of the producer's
-// set-up, when it has worked out and posted its first work item and issued its last load, and when each math
-// warpgroup has its registers, receives each of its first work items, has the item's first slice,
-// has its MMAs complete and has issued the tile's stores, and when it has finished
-// (common/hopper/trace.hpp lists them).
+// set-up, when it has worked out and posted its first work item and issued its last load, and
+// when each math warpgroup has its registers, receives each of its first work items, has the
+// item's first slice, has its MMAs complete and has issued the tile's stores, and when it has
+// finished (common/hopper/trace.hpp lists them).
 //
 //   role_timeline [--shapes 1024x1024x1024,...|standard|held_out|workloads]
 //                 [--configs model,64x128_c2_sk8,...] [--runs R] [--l2 flush|keep|operands]
@@ -243,8 +243,8 @@ int main(int argc, char** argv) {
     if (!csv_path.empty()) {
       csv.open(csv_path);
       if (!csv) throw std::runtime_error("cannot write " + csv_path);
-      csv << "gpu,date,commit,m,n,k,configuration,chosen_by,l2,blocks,run_us,pairs,lesson_median_us,"
-             "cublas_median_us,ratio,sm_mhz_median,block,role,item,event,t_us\n";
+      csv << "gpu,date,commit,m,n,k,configuration,chosen_by,l2,blocks,run_us,pairs,"
+             "lesson_median_us,cublas_median_us,ratio,sm_mhz_median,block,role,item,event,t_us\n";
     }
     const std::string date = gemm::today_utc();
     const std::vector<Event> trace_events = events();
