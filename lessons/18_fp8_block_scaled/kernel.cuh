@@ -295,8 +295,9 @@ struct BlockScaledMainloop {
 // them (GemmArgs::fp8_out), D quantized for a next fp8 GEMM and the largest magnitude of D
 // (gemm::BlockScaledOutput). A tile's 128 columns are exactly one 1 x 128 block of each of its
 // rows, so every block's amax is at hand in registers: the four threads that hold a row (a quad,
-// 32 values each) reduce it with two shuffles, and each thread quantizes and stores its own
-// values; one thread of each quad stores the row's scale. The values are D's as bf16 (the
+// 32 values each) reduce it with two shuffles, each thread quantizes its own values, and the quad
+// trades them so that each lane stores 8 contiguous bytes; one thread of each quad stores the
+// row's scale. The values are D's as bf16 (the
 // accumulators rounded as the TMA store's are), so that the e4m3 D is the quantizer's of the bf16
 // D, bit for bit, and amax is max |D| exactly. Each warp adds its largest magnitude to the
 // launch's amax with one atomic max: a few per tile.
