@@ -114,10 +114,7 @@ TEST(BlockScaling, QuantizerMatchesItsDefinition) {
 TEST(BlockScaling, CheckCatchesAWrongScaleAndALostSlice) {
   const gemm::Lesson& lesson = *gemm::find_lesson(18);
   gemm::LessonRunner& runner = gpu_test_support::shared_runner();
-  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
-    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
-    GTEST_SKIP() << *reason;
-  }
+  if (!gpu_test_support::runs_here(lesson)) return;
   const GemmProblem p{256, 256, 512};
   runner.set_problem(p, /*seed=*/91, {}, *lesson.workload);
   ASSERT_TRUE(runner.check(lesson).passed());
@@ -172,10 +169,7 @@ TEST(BlockScaling, CheckCatchesAWrongScaleAndALostSlice) {
 TEST(BlockScaling, QuantizedOutputIsTheQuantizersOfD) {
   const gemm::Lesson& lesson = *gemm::find_lesson(18);
   gemm::LessonRunner& runner = gpu_test_support::shared_runner();
-  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
-    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
-    GTEST_SKIP() << *reason;
-  }
+  if (!gpu_test_support::runs_here(lesson)) return;
   cudaStream_t stream = runner.stream();
   for (const GemmProblem& p : {GemmProblem{1, 136, 256}, GemmProblem{200, 264, 400},
                                GemmProblem{520, 1032, 1024}}) {
@@ -235,10 +229,7 @@ TEST(BlockScaling, QuantizedOutputIsTheQuantizersOfD) {
 TEST(BlockScaling, AOver2GElements) {
   const gemm::Lesson& lesson = *gemm::find_lesson(18);
   gemm::LessonRunner& runner = gpu_test_support::shared_runner();
-  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
-    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
-    GTEST_SKIP() << *reason;
-  }
+  if (!gpu_test_support::runs_here(lesson)) return;
   const GemmProblem p{524288, 128, 4112};
   runner.set_problem(p, /*seed=*/93, {}, *lesson.workload);
   const gemm::CheckResult result = runner.check(lesson);

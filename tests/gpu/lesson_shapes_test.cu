@@ -68,10 +68,7 @@ TEST_P(LessonShapes, Correct) {
   const Lesson& lesson = *gemm::find_lesson(std::get<0>(GetParam()));
   const Shape& shape = kShapes[std::get<1>(GetParam())];
   gemm::LessonRunner& runner = gpu_test_support::shared_runner();
-  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
-    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
-    GTEST_SKIP() << *reason;
-  }
+  if (!gpu_test_support::runs_here(lesson)) return;
 
   // A kind of workload may have a contract of its own (lesson 18's asks for K % 16 == 0): the
   // shapes outside it are not its lessons' to run.
@@ -180,10 +177,7 @@ TEST_P(LessonEpilogues, Correct) {
   const EpilogueCase& epilogue_case = kEpilogues[std::get<1>(GetParam())];
   const Shape& shape = kShapes[std::get<2>(GetParam())];
   gemm::LessonRunner& runner = gpu_test_support::shared_runner();
-  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
-    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
-    GTEST_SKIP() << *reason;
-  }
+  if (!gpu_test_support::runs_here(lesson)) return;
   runner.set_problem(shape.problem, /*seed=*/2000 + std::get<1>(GetParam()), epilogue_case.options);
   expect_correct_and_repeatable(runner, lesson, shape.problem);
 }
@@ -238,10 +232,7 @@ TEST_P(LessonConfigurations, Correct) {
   const Lesson lesson = gemm::with_configuration(*gemm::find_lesson(lesson_id), configuration);
   const Shape& shape = kShapes[shape_id];
   gemm::LessonRunner& runner = gpu_test_support::shared_runner();
-  if (const auto reason = gemm::unsupported_reason(lesson, runner.device())) {
-    if (gpu_test_support::gpu_required()) FAIL() << "REQUIRE_GPU=1: " << *reason;
-    GTEST_SKIP() << *reason;
-  }
+  if (!gpu_test_support::runs_here(lesson)) return;
   const gemm::EpilogueOptions options =
       epilogue_id < 0 ? gemm::EpilogueOptions{} : kEpilogues[size_t(epilogue_id)].options;
   runner.set_problem(shape.problem, /*seed=*/3000 + shape_id, options, *lesson.workload);
