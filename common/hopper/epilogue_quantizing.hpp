@@ -86,10 +86,11 @@ struct QuantizingEpilogue : gemm::taught::TmaStoreEpilogue<Tile, PlainEpilogue> 
     }
     if (params.out.d != nullptr) {
       const int quad_lane = lane % 4;
-      float scale[2];
+      float scale[2], inverse_scale[2];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         scale[h] = gemm::e4m3_scale_for(row_amax[h]);
+        inverse_scale[h] = 1.0f / scale[h];
         if (quad_lane == 0 && rows[h] < params.m)
           params.out.d_scales[int64_t(col0 / Tile::kBlockN) * params.scale_rows + rows[h]] =
               scale[h];
@@ -109,8 +110,8 @@ struct QuantizingEpilogue : gemm::taught::TmaStoreEpilogue<Tile, PlainEpilogue> 
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const float* pair = &value[4 * (4 * group + b) + 2 * h];
-            pairs[b] |= uint32_t(gemm::e4m3_bits(pair[0], scale[h]) |
-                                 gemm::e4m3_bits(pair[1], scale[h]) << 8)
+            pairs[b] |= uint32_t(gemm::e4m3_bits(pair[0], inverse_scale[h]) |
+                                 gemm::e4m3_bits(pair[1], inverse_scale[h]) << 8)
                         << (16 * h);
           }
         }

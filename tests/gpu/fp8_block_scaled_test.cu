@@ -93,7 +93,8 @@ TEST(BlockScaling, QuantizerMatchesItsDefinition) {
         for (int64_t r = rb * matrix.block_rows; r < last_row; ++r)
           for (int64_t k = kb * 128; k < last_k; ++k) {
             const float value = float(values[r * p.k + k]);
-            const e4m3 expected(float(input[r * p.k + k]) / expected_scale);  // nearest, saturating
+            // The nearest e4m3 (saturating) of the value times the scale's reciprocal.
+            const e4m3 expected(float(input[r * p.k + k]) * (1.0f / expected_scale));
             wrong_values += value != float(expected);
             largest_value = std::max(largest_value, std::fabs(value));
           }
