@@ -123,7 +123,8 @@ inline gemm::LaunchPlan plan_among(const ConfigurationEntry* entries, int count,
 // lesson 14's Stream-K rule, or with one that also splits short shares (2 k-iterations per
 // worker). Then ping-pong consumers (lesson 11), and tiles whose epilogue stores 32-column
 // subtiles: half the shared memory of 64-column ones, which buys a fifth stage at 128 x 192 and
-// makes a 160-wide tile possible. Last, split-K on tiles that Stream-K also runs: for few tiles
+// makes tiles 160 and 224 wide possible (224: one wave of 112 tiles at 1792^3, where 256 leaves 98
+// and 192 needs 140). Last, split-K on tiles that Stream-K also runs: for few tiles
 // with a long K, every tile in equal parts, one per worker (split-K's scheduler: one item per
 // worker, found in a few instructions, for the decode rows, whose kernels are short).
 // The model weighs them all: what ping-pong hides (the epilogue) and what a fifth stage buys (the
@@ -160,6 +161,7 @@ struct Bf16Configurations {
       configuration_entry<C<64, 256, 2, kPingPong, 64, kNever>>("64x256_c2_pp"),
       configuration_entry<C<128, 192, 2, kCooperative, 32, 8>>("128x192_c2_sk8_s32"),
       configuration_entry<C<128, 160, 2, kCooperative, 32, 8>>("128x160_c2_sk8_s32"),
+      configuration_entry<C<128, 224, 2, kCooperative, 32, 8>>("128x224_c2_sk8_s32"),
       configuration_entry<C<128, 128, 2, kCooperative, 64, 8, kSplitK>>("128x128_c2_split8"),
       configuration_entry<C<64, 128, 2, kCooperative, 64, 8, kSplitK>>("64x128_c2_split8"),
       configuration_entry<C<64, 64, 1, kCooperative, 64, 8, kSplitK>>("64x64_c1_split8"),

@@ -292,6 +292,69 @@ __device__ inline void wgmma_m64n192k16_bf16(float (&accumulator)[96], uint64_t 
 #endif
 }
 
+// wgmma.mma_async m64n224k16, fp32 += bf16 x bf16, both operands K-major in shared memory:
+// accumulator (64 x 224, 112 floats per thread) = A (64 x 16) * B (224 x 16)^T
+// (+ accumulator when `accumulate`). Asynchronous: see the protocol at the top of this file.
+// Lesson 16's 224-wide tiles: seven 32-column subtiles of the epilogue.
+// https://docs.nvidia.com/cuda/parallel-thread-execution/#asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-async
+__device__ inline void wgmma_m64n224k16_bf16(float (&accumulator)[112], uint64_t descriptor_a,
+                                             uint64_t descriptor_b, bool accumulate) {
+#if GEMM_PTX_SM90A
+  asm volatile(
+      "{\n"
+      "  .reg .pred p;\n"
+      "  setp.ne.b32 p, %114, 0;\n"
+      "  wgmma.mma_async.sync.aligned.m64n224k16.f32.bf16.bf16\n"
+      "  {%0, %1, %2, %3, %4, %5, %6, %7,\n"
+      "   %8, %9, %10, %11, %12, %13, %14, %15,\n"
+      "   %16, %17, %18, %19, %20, %21, %22, %23,\n"
+      "   %24, %25, %26, %27, %28, %29, %30, %31,\n"
+      "   %32, %33, %34, %35, %36, %37, %38, %39,\n"
+      "   %40, %41, %42, %43, %44, %45, %46, %47,\n"
+      "   %48, %49, %50, %51, %52, %53, %54, %55,\n"
+      "   %56, %57, %58, %59, %60, %61, %62, %63,\n"
+      "   %64, %65, %66, %67, %68, %69, %70, %71,\n"
+      "   %72, %73, %74, %75, %76, %77, %78, %79,\n"
+      "   %80, %81, %82, %83, %84, %85, %86, %87,\n"
+      "   %88, %89, %90, %91, %92, %93, %94, %95,\n"
+      "   %96, %97, %98, %99, %100, %101, %102, %103,\n"
+      "   %104, %105, %106, %107, %108, %109, %110, %111},\n"
+      "  %112, %113, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(accumulator[0]), "+f"(accumulator[1]), "+f"(accumulator[2]), "+f"(accumulator[3]),
+        "+f"(accumulator[4]), "+f"(accumulator[5]), "+f"(accumulator[6]), "+f"(accumulator[7]),
+        "+f"(accumulator[8]), "+f"(accumulator[9]), "+f"(accumulator[10]), "+f"(accumulator[11]),
+        "+f"(accumulator[12]), "+f"(accumulator[13]), "+f"(accumulator[14]), "+f"(accumulator[15]),
+        "+f"(accumulator[16]), "+f"(accumulator[17]), "+f"(accumulator[18]), "+f"(accumulator[19]),
+        "+f"(accumulator[20]), "+f"(accumulator[21]), "+f"(accumulator[22]), "+f"(accumulator[23]),
+        "+f"(accumulator[24]), "+f"(accumulator[25]), "+f"(accumulator[26]), "+f"(accumulator[27]),
+        "+f"(accumulator[28]), "+f"(accumulator[29]), "+f"(accumulator[30]), "+f"(accumulator[31]),
+        "+f"(accumulator[32]), "+f"(accumulator[33]), "+f"(accumulator[34]), "+f"(accumulator[35]),
+        "+f"(accumulator[36]), "+f"(accumulator[37]), "+f"(accumulator[38]), "+f"(accumulator[39]),
+        "+f"(accumulator[40]), "+f"(accumulator[41]), "+f"(accumulator[42]), "+f"(accumulator[43]),
+        "+f"(accumulator[44]), "+f"(accumulator[45]), "+f"(accumulator[46]), "+f"(accumulator[47]),
+        "+f"(accumulator[48]), "+f"(accumulator[49]), "+f"(accumulator[50]), "+f"(accumulator[51]),
+        "+f"(accumulator[52]), "+f"(accumulator[53]), "+f"(accumulator[54]), "+f"(accumulator[55]),
+        "+f"(accumulator[56]), "+f"(accumulator[57]), "+f"(accumulator[58]), "+f"(accumulator[59]),
+        "+f"(accumulator[60]), "+f"(accumulator[61]), "+f"(accumulator[62]), "+f"(accumulator[63]),
+        "+f"(accumulator[64]), "+f"(accumulator[65]), "+f"(accumulator[66]), "+f"(accumulator[67]),
+        "+f"(accumulator[68]), "+f"(accumulator[69]), "+f"(accumulator[70]), "+f"(accumulator[71]),
+        "+f"(accumulator[72]), "+f"(accumulator[73]), "+f"(accumulator[74]), "+f"(accumulator[75]),
+        "+f"(accumulator[76]), "+f"(accumulator[77]), "+f"(accumulator[78]), "+f"(accumulator[79]),
+        "+f"(accumulator[80]), "+f"(accumulator[81]), "+f"(accumulator[82]), "+f"(accumulator[83]),
+        "+f"(accumulator[84]), "+f"(accumulator[85]), "+f"(accumulator[86]), "+f"(accumulator[87]),
+        "+f"(accumulator[88]), "+f"(accumulator[89]), "+f"(accumulator[90]), "+f"(accumulator[91]),
+        "+f"(accumulator[92]), "+f"(accumulator[93]), "+f"(accumulator[94]), "+f"(accumulator[95]),
+        "+f"(accumulator[96]), "+f"(accumulator[97]), "+f"(accumulator[98]), "+f"(accumulator[99]),
+        "+f"(accumulator[100]), "+f"(accumulator[101]), "+f"(accumulator[102]), "+f"(accumulator[103]),
+        "+f"(accumulator[104]), "+f"(accumulator[105]), "+f"(accumulator[106]), "+f"(accumulator[107]),
+        "+f"(accumulator[108]), "+f"(accumulator[109]), "+f"(accumulator[110]), "+f"(accumulator[111])
+      : "l"(descriptor_a), "l"(descriptor_b), "r"(static_cast<uint32_t>(accumulate)));
+#else
+  __trap();
+#endif
+}
+
 // wgmma.mma_async m64n256k16, fp32 += bf16 x bf16, both operands K-major in shared memory:
 // accumulator (64 x 256, 128 floats per thread) = A (64 x 16) * B (256 x 16)^T
 // (+ accumulator when `accumulate`). Asynchronous: see the protocol at the top of this file.
@@ -477,13 +540,13 @@ __device__ inline void wgmma_m64k32_e4m3(float (&accumulator)[N / 2], uint64_t d
     wgmma_m64n192k32_e4m3(accumulator, descriptor_a, descriptor_b, accumulate);
 }
 
-// One name for the five shapes, for kernels whose tile width is a template parameter:
+// One name for the six shapes, for kernels whose tile width is a template parameter:
 // wgmma_m64k16_bf16<128>(accumulator, descriptor_a, descriptor_b, accumulate).
 template <int N>
 __device__ inline void wgmma_m64k16_bf16(float (&accumulator)[N / 2], uint64_t descriptor_a,
                                          uint64_t descriptor_b, bool accumulate) {
-  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 256,
-                "the course uses wgmma with N = 64, 128, 160, 192 or 256");
+  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 224 || N == 256,
+                "the course uses wgmma with N = 64, 128, 160, 192, 224 or 256");
   if constexpr (N == 64)
     wgmma_m64n64k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
   else if constexpr (N == 128)
@@ -492,6 +555,8 @@ __device__ inline void wgmma_m64k16_bf16(float (&accumulator)[N / 2], uint64_t d
     wgmma_m64n160k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
   else if constexpr (N == 192)
     wgmma_m64n192k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
+  else if constexpr (N == 224)
+    wgmma_m64n224k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
   else
     wgmma_m64n256k16_bf16(accumulator, descriptor_a, descriptor_b, accumulate);
 }
