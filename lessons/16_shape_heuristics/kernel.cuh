@@ -88,7 +88,7 @@ inline constexpr MachineCosts kH100Costs{
 inline constexpr MachineCosts kH200Costs{
     .macs_per_ns_per_sm = 2979.0,
     .wgmma_extra_columns = 0.0,
-    .l2_bytes_per_ns_per_sm = 102.9,
+    .l2_bytes_per_ns_per_sm = 113.7,
     .load_latency_ns = 1725.0,
     .dram_bytes_per_ns = 4188.0,
     .overlap_power = 4.0,
