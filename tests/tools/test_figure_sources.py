@@ -1446,6 +1446,14 @@ class Lesson16H200Sentences(unittest.TestCase):
         below = sum(float(row["ratio"]) < 0.90 for row in self.held_out)
         self.assertIn(f"The held-out shapes: **{mean}**, lowest {low} at {at}; "
                       f"{self.COUNTS[below]} below 0.90.", self.text)
+        now = next(row for row in self.held_out if shape_label(row) == "1792^3")
+        before = next(row for row in read_rows(SWEEPS / "bench_16_h200_37ecb1b.csv")
+                      if row["epilogue"] == "plain" and shape_label(row) == "1792^3")
+        self.assertIn(f"1792^3, {rounded(before['ratio'], 3)} of cuBLAS with "
+                      f"`{before['configuration']}` at {before['commit']} ", self.text)
+        self.assertIn(f"runs {rounded(now['ratio'], 3)} with the 128 x 224 tile the model now picks "
+                      f"there.", self.text)
+        self.assertEqual(now["configuration"], "128x224_c2_sk8_s32")
 
     def test_workloads_and_fused(self):
         decode = [row for row in self.workloads if int(row["m"]) <= 64]
@@ -1697,6 +1705,30 @@ class QuantizedOutputTable(unittest.TestCase):
                       f"{earlier['4096^3']['commit']}", text)
         self.assertEqual([rounded(both[shape]["vs_block_scaled"], 3) for shape in
                           ("4096^3", "8192^3")], ["0.892", "0.863"])
+
+    def test_reciprocal_rows_and_ranges(self):
+        reciprocal = SWEEPS / "fp8_18_quantized_reciprocal_h200.csv"
+        needs(LESSON_18, reciprocal, self.PARTS)
+        before = {shape_label(row): row for row in read_rows(self.PARTS)}
+        rows = checked_rows(self, LESSON_18, reciprocal)
+        expected = [table_line([shape_label(row), row["configuration"],
+                                rounded(row["with_quantized_d"], 3),
+                                rounded(row["with_e4m3_d_only"], 3),
+                                rounded(row["with_amax_only"], 3), f"{row['sm_mhz_median']} MHz",
+                                f"{rounded(before[shape_label(row)]['quantize_ms'], 3)}, "
+                                f"{rounded(row['quantize_ms'], 3)}"])
+                    for row in rows]
+        header = ("| shape | configuration | both | e4m3 D alone | amax alone | SM clock "
+                  "| inputs' quantizer, ms (d41e7c7, 0d8b836) |")
+        self.assertEqual(table_after(LESSON_18, header)[2:], expected)
+        percents = lambda column: [round((float(row[column]) - 1) * 100) for row in rows]
+        faster = [round((1 - float(row["quantize_ms"]) /
+                         float(before[shape_label(row)]["quantize_ms"])) * 100) for row in rows]
+        self.assertIn(f"The e4m3 D now costs {min(percents('with_e4m3_d_only'))}-"
+                      f"{max(percents('with_e4m3_d_only'))}% and both outputs "
+                      f"{min(percents('with_quantized_d'))}-{max(percents('with_quantized_d'))}%; "
+                      f"the inputs' quantizer is {min(faster)}-{max(faster)}% faster.",
+                      prose(LESSON_18))
 
 
 class FirstItemEarlyTable(unittest.TestCase):
