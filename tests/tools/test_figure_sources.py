@@ -1020,6 +1020,30 @@ class ChainTable(unittest.TestCase):
             expected.append(table_line(cells))
         self.assertEqual(table_after(LESSON_17, self.HEADER)[2:], expected)
 
+    def test_h200_sentences(self):
+        # Lesson 17's H200 bullet (the chain at this commit's model and the run before it) and the
+        # goals paragraph of lesson 16's README that quotes it.
+        now, before = SWEEPS / "chain_17_h200.csv", SWEEPS / "chain_17_h200_37ecb1b.csv"
+        needs(LESSON_17, now, before)
+        ratios = lambda rows: ", ".join(rounded(row["dependent_over_cublaslt"], 3)
+                                        for row in rows)
+        rows = read_rows(now)
+        over_stream = [float(row["dependent_over_stream"]) for row in rows]
+        text = prose(LESSON_17)
+        self.assertIn(f"takes {min(over_stream):.3f}-{max(over_stream):.3f} of stream order, and "
+                      f"{ratios(rows[:-1])} and {ratios(rows[-1:])} times cuBLASLt's chain", text)
+        self.assertIn(f"(`profiles/sweeps/chain_17_h200_37ecb1b.csv`) it was "
+                      f"{ratios(read_rows(before)[:-1])} and {ratios(read_rows(before)[-1:])}.",
+                      text)
+        up_to_512 = [float(row["dependent_over_cublaslt"]) for row in rows
+                     if int(row["tokens"]) <= 512]
+        from_1024 = [float(row["dependent_over_cublaslt"]) for row in rows
+                     if int(row["tokens"]) >= 1024]
+        self.assertIn(f"{min(up_to_512):.3f}-{max(up_to_512):.3f} from 64 to 512 tokens, "
+                      f"{min(from_1024):.3f}-{max(from_1024):.3f} from 1024 to 4096",
+                      prose(LESSON_16))
+        self.assertTrue(all(row["commit"] == "036e172" for row in rows))
+
 
 class Fp8StandardTable(unittest.TestCase):
     """Lesson 18's standard sweep: every row of its table from fp8_18_standard_h200.csv (what
