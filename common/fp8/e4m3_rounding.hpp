@@ -18,7 +18,11 @@ inline constexpr float kE4m3Max = 448.0f;
 #if defined(__CUDACC__)
 __device__ inline float e4m3_scale_for(float amax) { return amax > 0.0f ? amax / kE4m3Max : 1.0f; }
 
-// value * inverse_scale (1 / the block's scale), rounded to the nearest e4m3 (saturating), as its
+// What e4m3_bits multiplies by: the scale's reciprocal, rounded once per block (the one place
+// that says how, so that every quantizer of the course rounds it alike).
+__device__ inline float e4m3_inverse_scale(float scale) { return 1.0f / scale; }
+
+// value * inverse_scale (e4m3_inverse_scale of the block's scale), rounded to the nearest e4m3 (saturating), as its
 // byte.
 __device__ inline uint8_t e4m3_bits(float value, float inverse_scale) {
   return uint8_t(__nv_cvt_float_to_fp8(value * inverse_scale, __NV_SATFINITE, __NV_E4M3));

@@ -61,7 +61,7 @@ __device__ float block_amax(float amax) {
 
 // The e4m3 of four values, packed in the order they lie in memory (the first in the low byte).
 __device__ uint32_t quantized_four(const float (&x)[4], float scale) {
-  const float inverse_scale = 1.0f / scale;
+  const float inverse_scale = e4m3_inverse_scale(scale);
   uint32_t packed = 0;
   for (int i = 0; i < 4; ++i) packed |= uint32_t(e4m3_bits(x[i], inverse_scale)) << (8 * i);
   return packed;
@@ -150,7 +150,7 @@ __global__ void per_tensor_kernel(const bf16* matrix, int64_t count, e4m3* value
                                   float* scale_in_out) {
   const float scale =
       e4m3_scale_for(__uint_as_float(*reinterpret_cast<unsigned int*>(scale_in_out)));
-  const float inverse_scale = 1.0f / scale;
+  const float inverse_scale = e4m3_inverse_scale(scale);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x)
     values[i].__x = e4m3_bits(__bfloat162float(matrix[i]), inverse_scale);

@@ -5,8 +5,9 @@
 //
 // Quantizing a block: its scale is amax / 448, where amax is the block's largest magnitude and
 // 448 e4m3's largest finite value; every value is multiplied by the scale's reciprocal and rounded
-// to the nearest e4m3 (ties to even), saturating at +-448 (common/fp8/e4m3_rounding.hpp). So each block's largest value becomes exactly +-448:
-// every block uses e4m3's whole range, whatever its magnitude. A block of zeros gets the scale 1.
+// to the nearest e4m3 (ties to even), saturating at +-448 (common/fp8/e4m3_rounding.hpp). So each
+// block's largest value becomes exactly +-448: every block uses e4m3's whole range, whatever its
+// magnitude. A block of zeros gets the scale 1.
 // e4m3 keeps 3 mantissa bits: a value in a block's upper octave is rounded by at most 2^-4 of
 // itself, and values far below the block's largest lose more (down to e4m3's subnormals, 2^-9).
 

@@ -134,7 +134,7 @@ int run_fp8_sweep_command(const Lesson& lesson, const Lesson& bf16_lesson, int a
         return t.timed() ? format_number("%.4f", t.ratio) : std::string();
       };
       const ClockReport& clock = against_tensor.clock;
-      const std::string configuration = configuration_name(lesson, plan_launch(lesson, shape));
+      const std::string configuration = configuration_name(lesson, plan);
       std::printf("%6lld x %6lld x %6lld %5s %8.3f %9.2e %9.2e %8.1f %7s %7.3f %7.3f %8.4f %7.3f "
                   "%9s %6.0f %s%s\n",
                   (long long)shape.m, (long long)shape.n, (long long)shape.k, "pass",

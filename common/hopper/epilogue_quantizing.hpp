@@ -90,7 +90,7 @@ struct QuantizingEpilogue : gemm::taught::TmaStoreEpilogue<Tile, PlainEpilogue> 
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         scale[h] = gemm::e4m3_scale_for(row_amax[h]);
-        inverse_scale[h] = 1.0f / scale[h];
+        inverse_scale[h] = gemm::e4m3_inverse_scale(scale[h]);
         if (quad_lane == 0 && rows[h] < params.m)
           params.out.d_scales[int64_t(col0 / Tile::kBlockN) * params.scale_rows + rows[h]] =
               scale[h];
