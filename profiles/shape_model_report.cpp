@@ -267,12 +267,13 @@ double fit_loss(const std::vector<Shape>& shapes, int sms, const gemm::taught::M
 
 // The costs --fit fits, as the logarithms the simplex moves; the DRAM rate and the overlap power
 // stay as given.
-constexpr int kFitted = 7;
+constexpr int kFitted = 8;
 using FitPoint = std::array<double, kFitted>;
 double* fitted_cost(gemm::taught::MachineCosts& costs, int i) {
   double* fields[kFitted] = {&costs.macs_per_ns_per_sm, &costs.wgmma_extra_columns,
                              &costs.l2_bytes_per_ns_per_sm, &costs.load_latency_ns,
-                             &costs.launch_ns, &costs.subtile_ns, &costs.stream_k_unit_ns};
+                             &costs.launch_ns, &costs.subtile_ns, &costs.stream_k_unit_ns,
+                             &costs.last_wave_speedup};
   return fields[i];
 }
 gemm::taught::MachineCosts costs_at(gemm::taught::MachineCosts costs, const FitPoint& point) {
@@ -450,6 +451,7 @@ int main(int argc, char** argv) {
   }
   try {
     const std::vector<Shape> shapes = read_oracle(csv_path);
+    costs.sms = sms;
     if (!fit) {
       report(shapes, sms, costs);
       if (!points_path.empty()) write_points(shapes, sms, costs, points_path);
@@ -460,10 +462,11 @@ int main(int argc, char** argv) {
                 fit_loss(shapes, sms, costs));
     std::printf("    .macs_per_ns_per_sm = %.0f,\n    .wgmma_extra_columns = %.1f,\n"
                 "    .l2_bytes_per_ns_per_sm = %.1f,\n    .load_latency_ns = %.0f,\n"
-                "    .launch_ns = %.0f,\n    .subtile_ns = %.1f,\n    .stream_k_unit_ns = %.0f,\n",
+                "    .launch_ns = %.0f,\n    .subtile_ns = %.1f,\n    .stream_k_unit_ns = %.0f,\n"
+                "    .last_wave_speedup = %.2f,\n",
                 fitted.macs_per_ns_per_sm, fitted.wgmma_extra_columns,
                 fitted.l2_bytes_per_ns_per_sm, fitted.load_latency_ns, fitted.launch_ns,
-                fitted.subtile_ns, fitted.stream_k_unit_ns);
+                fitted.subtile_ns, fitted.stream_k_unit_ns, fitted.last_wave_speedup);
     report(shapes, sms, fitted);
     // The lesson's costs must be the fit of the committed oracle (rounded): a model or an oracle
     // that changed without a refit fails here (the ctests profiles.model_fit_<gpu>).

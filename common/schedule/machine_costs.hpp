@@ -29,6 +29,7 @@ inline MachineCosts costs_on_this_gpu() {
                              std::abs(dram_bytes_per_ns - kH100Costs.dram_bytes_per_ns);
     MachineCosts here = nearer_h200 ? kH200Costs : kH100Costs;
     here.dram_bytes_per_ns = dram_bytes_per_ns;
+    here.sms = facts.sm_count;
     return here;
   });
 }

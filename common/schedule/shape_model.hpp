@@ -35,6 +35,9 @@ struct MachineCosts {
   double launch_ns;               // once per launch: the launch, barrier set-up, the first loads
   double subtile_ns;              // per epilogue subtile: what the MMAs do not hide
   double stream_k_unit_ns;        // per Stream-K unit and fixup step: waiting for other parts
+  double last_wave_speedup;       // a last wave of few whole tiles: its tensor cores up to 1 + this
+                                  // times faster (the clock rises while few SMs work)
+  int sms;                        // the SMs whose clusters the workers are
 };
 inline constexpr MachineCosts kH100Costs{
     .macs_per_ns_per_sm = 3094.0,
@@ -44,8 +47,10 @@ inline constexpr MachineCosts kH100Costs{
     .dram_bytes_per_ns = 2916.0,
     .overlap_power = 4.0,
     .launch_ns = 7802.0,
-    .subtile_ns = 186.5,
+    .subtile_ns = 251.7,
     .stream_k_unit_ns = 2528.0,
+    .last_wave_speedup = 0.67,
+    .sms = 132,
 };
 // The H200 SXM's, fitted to its own oracle (profiles/sweeps/configs_16_h200.csv): the H100's die
 // with a faster memory, which under the same 700 W cap runs its tensor cores at a lower clock.
@@ -57,8 +62,10 @@ inline constexpr MachineCosts kH200Costs{
     .dram_bytes_per_ns = 4188.0,
     .overlap_power = 4.0,
     .launch_ns = 7508.0,
-    .subtile_ns = 118.7,
+    .subtile_ns = 145.0,
     .stream_k_unit_ns = 2345.0,
+    .last_wave_speedup = 0.45,
+    .sms = 132,
 };
 
 // The wave term: the k-iterations of the busiest worker, which sets the time, since a launch ends
@@ -136,7 +143,20 @@ inline double estimate_ns(const gemm::KernelShape& shape, const gemm::StreamKPla
   const double partial_bytes = double(parts) * shape.block_m * shape.block_n * sizeof(float);
   const int64_t fixup_steps = parts > 0 ? parts - 1 : 0;
   const double busiest_iterations = double(busiest_worker_iterations(plan));
-  const double main_loop_ns = busiest_iterations * iteration_ns(shape, costs);
+  // The whole tiles' last wave: where it holds few tiles, few SMs work, the clock rises and its
+  // tensor cores run faster, by up to 1 + last_wave_speedup when it holds almost none.
+  const int64_t gpu_workers = costs.sms >= shape.cluster_m ? costs.sms / shape.cluster_m : 1;
+  const int64_t whole_tiles = plan.tiles - plan.sk_tiles;
+  const int64_t last_wave_tiles =
+      whole_tiles == 0 ? 0 : whole_tiles - (gemm::ceil_div<int64_t>(whole_tiles, gpu_workers) - 1) *
+                                               gpu_workers;
+  MachineCosts last_wave_costs = costs;
+  last_wave_costs.macs_per_ns_per_sm *=
+      1.0 + costs.last_wave_speedup * (1.0 - double(last_wave_tiles) / double(gpu_workers));
+  const double last_wave_iterations = whole_tiles == 0 ? 0.0 : double(plan.k_iterations);
+  const double main_loop_ns =
+      (busiest_iterations - last_wave_iterations) * iteration_ns(shape, costs) +
+      last_wave_iterations * iteration_ns(shape, last_wave_costs);
   const double l2_ns = busiest_iterations * l2_load_ns(shape, costs);
   const double dram_bytes = double(p.m * p.k + p.n * p.k) * shape.operand_bytes +
                             double(p.m * p.n) * sizeof(gemm::bf16);
