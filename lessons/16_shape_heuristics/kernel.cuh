@@ -25,6 +25,7 @@
 // Graded instruction signature: none
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -208,33 +209,40 @@ inline double estimate_ns(const gemm::KernelShape& shape, const gemm::StreamKPla
          partial_bytes / costs.l2_bytes_per_ns_per_sm;
 }
 
-// Of two configurations whose estimates are equal (the same tile on the same schedule, say), the
-// better one: the one whose plan cuts no tile (no fixups, no workspace, and a launch that need not
-// wait for every cluster to be resident), then the one whose scheduler never cuts tiles (its
-// producer keeps fewer registers), then the larger tile (fewer bytes loaded per multiply-add); the
-// table's order only between configurations that differ in nothing the model sees.
+// Of two configurations whose estimates tie, the better one: the larger tile (fewer bytes loaded
+// per multiply-add, which the model weighs least where DRAM bounds both), then the one whose plan
+// cuts no tile (no fixups, no workspace, and a launch that need not wait for every cluster to be
+// resident), then the one whose scheduler never cuts tiles (its producer keeps fewer registers);
+// the table's order only between configurations that differ in nothing the model sees.
 inline bool breaks_tie_before(const gemm::KernelShape& a, const gemm::StreamKPlan& a_plan,
                               const gemm::KernelShape& b, const gemm::StreamKPlan& b_plan) {
+  if (a.block_m * a.block_n != b.block_m * b.block_n)
+    return a.block_m * a.block_n > b.block_m * b.block_n;
   if ((a_plan.sk_tiles == 0) != (b_plan.sk_tiles == 0)) return a_plan.sk_tiles == 0;
   const bool a_never_cuts = a.stream_k_min_iterations == gemm::kNoStreamK;
   const bool b_never_cuts = b.stream_k_min_iterations == gemm::kNoStreamK;
-  if (a_never_cuts != b_never_cuts) return a_never_cuts;
-  return a.block_m * a.block_n > b.block_m * b.block_n;
+  return a_never_cuts && !b_never_cuts;
 }
 
-// The configuration with the smallest estimate, equal ones ordered by breaks_tie_before: shapes[i]
-// runs plans[i].
+// Estimates this close are a tie: the model's residuals against the oracle are a few percent, so
+// where its estimates differ by less than this (three configurations at the DRAM floor of a decode
+// step, say) the difference is noise, and a stated rule chooses better than the noise.
+inline constexpr double kTieFraction = 0.001;
+
+// The configuration with the smallest estimate; of those within kTieFraction of it, the first by
+// breaks_tie_before: shapes[i] runs plans[i].
 inline int choose_configuration(const gemm::KernelShape* shapes, const gemm::StreamKPlan* plans,
                                 int count, const gemm::GemmProblem& p, const MachineCosts& costs) {
-  int best = 0;
-  double best_ns = std::numeric_limits<double>::infinity();
+  std::vector<double> estimates(count);
+  double lowest_ns = std::numeric_limits<double>::infinity();
   for (int i = 0; i < count; ++i) {
-    const double ns = estimate_ns(shapes[i], plans[i], p, costs);
-    if (ns < best_ns ||
-        (ns == best_ns && breaks_tie_before(shapes[i], plans[i], shapes[best], plans[best]))) {
-      best = i;
-      best_ns = ns;
-    }
+    estimates[i] = estimate_ns(shapes[i], plans[i], p, costs);
+    lowest_ns = std::min(lowest_ns, estimates[i]);
+  }
+  int best = -1;
+  for (int i = 0; i < count; ++i) {
+    if (estimates[i] > lowest_ns * (1.0 + kTieFraction)) continue;
+    if (best < 0 || breaks_tie_before(shapes[i], plans[i], shapes[best], plans[best])) best = i;
   }
   return best;
 }

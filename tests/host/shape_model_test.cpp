@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -162,7 +163,7 @@ TEST(ShapeModel, PingPongShowsOnlyItsLastEpilogue) {
               double(items) * 2 * subtile_ns - 4 * subtile_ns, 1e-6);
 }
 
-TEST(ShapeModel, EqualEstimatesPreferAPlanThatCutsNoTileThenTheLargerTile) {
+TEST(ShapeModel, TiedEstimatesPreferTheLargerTileThenAPlanThatCutsNoTile) {
   // 16896 x 256 x 4096 on 128 x 256 tiles in clusters of two is 66 cluster tiles, one full wave
   // of 66 clusters: Stream-K cuts nothing, so the Stream-K and the data-parallel configuration
   // run the same schedule, and the one that can never cut tiles wins, wherever it stands in the
@@ -175,10 +176,37 @@ TEST(ShapeModel, EqualEstimatesPreferAPlanThatCutsNoTileThenTheLargerTile) {
   const int64_t workers[] = {66, 66};
   EXPECT_EQ(choose(first_stream_k, workers, p), 1);
   EXPECT_EQ(choose(first_data_parallel, workers, p), 0);
-  // Two shapes the model cannot tell apart but by their size: the larger tile.
+  // The larger tile comes first, even where its plan cuts tiles and the smaller one's does not.
   EXPECT_TRUE(gemm::taught::breaks_tie_before(
       KernelShape{128, 256, 2, 8}, gemm::plan_stream_k(10, 66, 64),
-      KernelShape{128, 128, 2, 8}, gemm::plan_stream_k(10, 66, 64)));
+      KernelShape{128, 128, 2, gemm::kNoStreamK},
+      gemm::plan_stream_k(20, 66, 64, true, gemm::kNoStreamK)));
+}
+
+TEST(ShapeModel, EstimatesWithinTheTieFractionAreATie) {
+  // A decode step at the DRAM floor (128 x 4096 x 4096, with everything but DRAM made free): a
+  // 64 x 64 tile on its own and 64 x 128 tiles in pairs cut by split-K. Their estimates differ by
+  // the soft maximum's trace of the MMAs, far less than the model can resolve; the larger tile
+  // wins from either place in the table.
+  gemm::taught::MachineCosts dram_bound = kH100Costs;
+  dram_bound.dram_bytes_per_ns = 1.0;
+  dram_bound.subtile_ns = 0;
+  dram_bound.stream_k_unit_ns = 0;
+  const GemmProblem p{128, 4096, 4096};
+  KernelShape small{64, 64, 1, 2}, large{64, 128, 2, 8};
+  large.split_k = true;
+  const StreamKPlan small_plan = gemm::plan_schedule(small, p, 132);
+  const StreamKPlan large_plan = gemm::plan_schedule(large, p, 66);
+  const double small_ns = gemm::taught::estimate_ns(small, small_plan, p, dram_bound);
+  const double large_ns = gemm::taught::estimate_ns(large, large_plan, p, dram_bound);
+  EXPECT_NE(small_ns, large_ns);
+  EXPECT_LT(std::abs(small_ns - large_ns),
+            gemm::taught::kTieFraction * std::min(small_ns, large_ns));
+  const KernelShape small_first[] = {small, large}, large_first[] = {large, small};
+  const StreamKPlan small_first_plans[] = {small_plan, large_plan};
+  const StreamKPlan large_first_plans[] = {large_plan, small_plan};
+  EXPECT_EQ(gemm::taught::choose_configuration(small_first, small_first_plans, 2, p, dram_bound), 1);
+  EXPECT_EQ(gemm::taught::choose_configuration(large_first, large_first_plans, 2, p, dram_bound), 0);
 }
 
 }  // namespace
