@@ -1478,6 +1478,14 @@ class Lesson16H200Sentences(unittest.TestCase):
         self.assertIn(f"runs {rounded(now['ratio'], 3)} with the 128 x 224 tile the model now picks "
                       f"there.", self.text)
         self.assertEqual(now["configuration"], "128x224_c2_sk8_s32")
+        now = next(row for row in self.held_out if shape_label(row) == "2560^3")
+        before = next(row for row in read_rows(SWEEPS / "bench_16_h200_2e98245.csv")
+                      if row["epilogue"] == "plain" and shape_label(row) == "2560^3")
+        self.assertIn(f"2560^3, {rounded(before['ratio'], 3)} with `{before['configuration']}` "
+                      f"at {before['commit']} ", self.text)
+        self.assertIn(f"runs {rounded(now['ratio'], 3)} with the same 128 x 224 tile",
+                      self.text)
+        self.assertEqual(now["configuration"], "128x224_c2_sk8_s32")
 
     def test_workloads_and_fused(self):
         decode = [row for row in self.workloads if int(row["m"]) <= 64]
