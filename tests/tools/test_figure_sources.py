@@ -1156,6 +1156,66 @@ class Fp8ProfileTable(unittest.TestCase):
                                                shown(fp8.number(metric))]))
 
 
+class Fp8ProfileAt8192(unittest.TestCase):
+    """Lesson 18's profile at 8192^3 against lesson 16's: each row a metric of
+    profiles/reference/h200/lesson18_vs_16_8192.csv (copied from the two ncu raw exports), and the
+    ratios of the sentences under the table."""
+
+    HEADER = ("| what | lesson 16 (bf16, 128 x 256, clusters of 2) "
+              "| lesson 18 (e4m3, 128 x 128, alone) |")
+    DATA = REPOSITORY / "profiles" / "reference" / "h200" / "lesson18_vs_16_8192.csv"
+    ROWS = {  # the row's label: the metric, and how its value is shown
+        "kernel duration": ("gpu__time_duration.sum", lambda v: f"{v / 1000:.1f} us"),
+        "SM clock": ("sm__cycles_elapsed.avg.per_second", lambda v: f"{v / 1e6:.0f} MHz"),
+        "tensor pipe busy, of the active cycles": (
+            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+            lambda v: f"{v:.1f}%"),
+        "L2 throughput, of its peak": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",
+                                       lambda v: f"{v:.1f}%"),
+        "L2 sectors read by the SMs": ("lts__t_sectors_srcunit_tex_op_read.sum",
+                                       lambda v: f"{v / 1e6:.1f} M"),
+        "bytes read from DRAM": ("dram__bytes_read.sum", lambda v: f"{v / 1e6:.1f} MB"),
+        "FMA pipe busy, of the active cycles": (
+            "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", lambda v: f"{v:.1f}%"),
+        "issue slots used, of the active cycles": (
+            "smsp__issue_active.avg.pct_of_peak_sustained_active", lambda v: f"{v:.1f}%"),
+        "instructions executed": ("smsp__inst_executed.sum", lambda v: f"{v / 1e6:.1f} M"),
+        "stall: dispatch, per issued instruction": (
+            "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio",
+            lambda v: f"{v:.2f}"),
+        "stall: fixed-latency wait, per issued instruction": (
+            "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", lambda v: f"{v:.2f}"),
+    }
+
+    def setUp(self):
+        needs(LESSON_18, self.DATA)
+        self.values = {row["metric"]: (float(row["lesson16"]), float(row["lesson18"]))
+                       for row in read_rows(self.DATA)}
+
+    def test_rows(self):
+        lines = table_after(LESSON_18, self.HEADER)[2:]
+        self.assertEqual(len(lines), len(self.ROWS))
+        for line in lines:
+            label = cells_of(line)[0]
+            self.assertIn(label, self.ROWS, line)
+            metric, shown = self.ROWS[label]
+            bf16, fp8 = self.values[metric]
+            self.assertEqual(line, table_line([label, shown(bf16), shown(fp8)]))
+
+    def test_sentences(self):
+        text = prose(LESSON_18)
+        bf16, fp8 = self.values["gpu__time_duration.sum"]
+        self.assertIn(f"Lesson 18 takes {fp8 / bf16:.2f} of lesson 16's time: {bf16 / fp8:.2f} "
+                      f"times its speed", text)
+        busy = self.values["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"]
+        self.assertIn(f"The tensor pipe idles {100 - busy[1]:.0f}% of the cycles (lesson 16's "
+                      f"{100 - busy[0]:.0f}%)", text)
+        l2 = self.values["lts__throughput.avg.pct_of_peak_sustained_elapsed"][1]
+        goal_ns = bf16 / 1.6
+        self.assertIn(f"At 1.6 times lesson 16 ({goal_ns / 1000:.0f} us) with the same bytes, L2 "
+                      f"would have to run at {l2 * fp8 / goal_ns:.0f}% of its peak", text)
+
+
 class Fp8CostTable(unittest.TestCase):
     """Lesson 18's "What fp8 costs in accuracy": the medians of the standard sweep in the table,
     the ranges over its shapes and over the workload layers in the sentence under it."""
