@@ -49,10 +49,10 @@ struct LateWatch {
 
 inline constexpr int kMaxLateWatches = 2;  // D (with its guard zone) and the workspace
 
-// The writer's spin after the gate opens: ten times the 100,000 steps that took 0.1-0.2 ms on an
-// H100, the time a kernel
-// behind has to start and read its first inputs. A tenth of it once let a kernel without the wait
-// pass the check (its launch started later than that, while the host ran many tests at once).
+// The writer's spin after the gate opens, the time a kernel behind has to start and read its first
+// inputs: ten times the 100,000 steps that took 0.1-0.2 ms on an H100. A tenth of it once let a
+// kernel without the wait pass the check (its launch started later than that, while the host ran
+// many tests at once).
 inline constexpr int64_t kLateInputsSpinSteps = 1'000'000;
 
 class LateInputWriter {

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "common/gemm.hpp"
 #include "common/schedule/kernel_shape.hpp"
