@@ -778,6 +778,63 @@ class Lesson15Tables(unittest.TestCase):
         self.assertEqual(sorted(unbold(line) for line in lines), sorted(expected.values()))
 
 
+class Lesson15ProfileMoves(unittest.TestCase):
+    """Lesson 15's "What moved in the profile": lessons 14 and 15 in the H100's committed
+    references (profiles/reference/h100/), each figure in the unit the list shows."""
+
+    REFERENCES = REPOSITORY / "profiles" / "reference" / "h100"
+
+    def test_moves(self):
+        needs(LESSON_15, self.REFERENCES / "lesson14.csv", self.REFERENCES / "lesson15.csv")
+        before, after = (compare.read_reference(self.REFERENCES / f"lesson{lesson}.csv", lesson)
+                         for lesson in ("14", "15"))
+
+        def move(metric, shown):
+            return f"{shown(before.number(metric))} -> {shown(after.number(metric))}"
+
+        def count(value):
+            return f"{value:,.0f}"
+
+        text = prose(LESSON_15)
+        duration = "gpu__time_duration.sum"
+        change = after.number(duration) / before.number(duration) - 1
+        for figure in (
+                f"TMA store instructions {move('smsp__sass_inst_executed_op_tma_st.sum', count)}",
+                "tensor pipe busy " + move(
+                    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+                    lambda v: f"{v:.2f}%"),
+                f"kernel duration {move(duration, count)} ns ({change * 100:.1f}%)",
+                "long-scoreboard stalls " + move(
+                    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+                    lambda v: f"{v:.2f}"),
+                "dynamic shared memory "
+                f"{move('launch__shared_mem_per_block_dynamic', count)} bytes",
+                "shared-memory store bank conflicts "
+                f"{move('l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum', count)}."):
+            self.assertIn(figure, text)
+
+
+class PlainLoaderSentences(unittest.TestCase):
+    """The plain product before and after lesson 15's loader of C and the bias, one run of both
+    builds (plain_16_h200_loader.csv): the geometric means that lesson 15's README and lesson 16's
+    measurements.md give."""
+
+    DATA = SWEEPS / "plain_16_h200_loader.csv"
+
+    def test_geometric_means(self):
+        needs(LESSON_15, self.DATA)
+        by_commit = {}
+        for row in read_rows(self.DATA):
+            by_commit.setdefault(row["commit"], []).append(row["ratio"])
+        before, after = (f"{geometric_mean(by_commit[commit]):.3f}"
+                         for commit in ("0f3e853", "895fae6"))
+        self.assertIn(f"geometric mean {after} with it and {before} before, of cuBLAS over the "
+                      f"standard sweep", prose(LESSON_15))
+        self.assertEqual(before, after, "the pages say the two are level")
+        self.assertIn(f"(geometric mean {after} of cuBLAS both before and after:",
+                      prose(LESSON_16_MEASURED))
+
+
 class Lesson16BenchTables(unittest.TestCase):
     """Lesson 16's `make bench` on the H100 (bench_16_plain_h100.csv) and the H200
     (bench_16_h200.csv): the table of the standard and held-out shapes, and the workload set's
