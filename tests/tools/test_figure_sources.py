@@ -934,6 +934,28 @@ class LayerTables(unittest.TestCase):
         self.check("Four GPUs:", SWEEPS / "layer_19_h200x4.csv")
 
 
+class NcclLatencySentence(unittest.TestCase):
+    """Lesson 19's "Where each one wins": what each NCCL collective of a 64-token layer takes on
+    two H200s, from the committed timelines of every variant (timeline_19_h200_variants.txt)."""
+
+    DATA = SWEEPS / "timeline_19_h200_variants.txt"
+
+    def test_range(self):
+        needs(LESSON_19, self.DATA)
+        durations, tokens = [], None
+        for line in self.DATA.read_text().splitlines():
+            header = re.match(r"(\d+) tokens, ", line)
+            if header:
+                tokens = int(header.group(1))
+                continue
+            span = re.match(r"\s+SMs\s+([\d.]+) \.\.\s+([\d.]+)\s+NCCL$", line)
+            if span and tokens == 64:
+                durations.append(float(span.group(2)) - float(span.group(1)))
+        self.assertGreater(len(durations), 0)
+        self.assertIn(f"each collective takes {min(durations):.1f}-{max(durations):.1f} us to move "
+                      f"256 KB", prose(LESSON_19))
+
+
 class LayerTableTool(unittest.TestCase):
     """profiles/layer_table.py refuses what it cannot read, in one line."""
 
