@@ -1078,6 +1078,39 @@ class DecodeSwapTable(unittest.TestCase):
             self.assertRegex(text, f"{words} {mean:.3f}")
 
 
+class ChainTimelineBlock(unittest.TestCase):
+    """Lesson 17's timeline: the second run of each way in timeline_17_h200.txt, each line as the
+    README gives it (spaces aside), and the sentences' figures at 128 tokens."""
+
+    DATA = SWEEPS / "timeline_17_h200.txt"
+    RUN = re.compile(r"GEMM 1 +([\d.]+) \.\. +([\d.]+) us +GEMM 2 +([\d.]+) \.\. +([\d.]+) us "
+                     r"+GEMM 2 starts +([+-][\d.]+) us after GEMM 1 ends")
+
+    def test_block_and_sentences(self):
+        needs(LESSON_17, self.DATA)
+        runs, heading = {}, None
+        for line in self.DATA.read_text().splitlines()[1:]:
+            if not line.startswith("  run"):
+                heading = line
+            elif line.startswith("  run 2:"):
+                runs[heading] = self.RUN.search(line).groups()
+        text = LESSON_17.read_text()
+        for heading, figures in runs.items():
+            shown = re.search(re.escape(heading) + r"\n(.*)\n", text)
+            self.assertIsNotNone(shown, heading)
+            self.assertEqual(self.RUN.search(shown.group(1)).groups(), figures, heading)
+        stream = runs["128 tokens, stream order (lesson 16):"]
+        dependent = runs["128 tokens, dependent launch (lesson 17):"]
+        early = -float(dependent[4])
+        sooner = float(stream[3]) - float(dependent[3])
+        words = prose(LESSON_17)
+        self.assertIn(f"the second GEMM's first blocks start {early:.1f} us before the first GEMM "
+                      f"ends", words)
+        self.assertIn(f"the chain ends only {sooner:.1f} us sooner in this timeline "
+                      f"({dependent[3]} against {stream[3]} us)", words)
+        self.assertIn(f"(starts {early:.1f} us early)", words)
+
+
 class ChainTable(unittest.TestCase):
     """Lesson 17's chain on the H100: every row of its table from chain_17.csv (what
     `lesson17 chain --csv` wrote)."""
