@@ -153,11 +153,11 @@ CheckResult LessonRunner::check(const Lesson& lesson) {
   }
   CheckResult result = verify_current_output(*lesson.workload);
   result.early_writes = early_writes;
-  if (plan.flags_checked) result.flag_bytes_left_set = flag_bytes_left_set(lesson);
+  if (plan.flags_checked) result.flag_bytes_left_set = flag_bytes_left_set();
   return result;
 }
 
-int64_t LessonRunner::flag_bytes_left_set(const Lesson& lesson) {
+int64_t LessonRunner::flag_bytes_left_set() {
   const size_t bytes = std::min(workspace_.plan.workspace_flag_bytes, workspace_.memory.bytes());
   const std::vector<unsigned char> flags = download(workspace_.memory.get(), bytes, stream_);
   return std::count_if(flags.begin(), flags.end(), [](unsigned char byte) { return byte != 0; });

@@ -210,7 +210,7 @@ class LessonRunner {
   EarlyWrites launch_with_late_inputs(const Lesson& lesson);
   // After check()'s launch (CheckPlan::flags_checked): how many bytes of the lesson's workspace
   // flags are not zero.
-  int64_t flag_bytes_left_set(const Lesson& lesson);
+  int64_t flag_bytes_left_set();
   Epilogue epilogue() const;
   // Before a launch of `lesson` (outside any timed region): zeroes the workspace where the lesson
   // needs zeros and will not find them.

@@ -97,11 +97,13 @@ GemmArgs MlpChain::up_args() {
   Epilogue bias_gelu;
   bias_gelu.bias = b1_.get();
   bias_gelu.activation = Activation::gelu;
-  return {shape_.up(), x_.get(), w1_.get(), h_.get(), up_workspace_.get(), bias_gelu};
+  return {shape_.up(), x_.get(), w1_.get(), h_.get(), up_workspace_.get(), bias_gelu,
+          BlockScaledOperands{}, BlockScaledOutput{}};
 }
 
 GemmArgs MlpChain::down_args() {
-  return {shape_.down(), h_.get(), w2_.get(), y_.get(), down_workspace_.get(), Epilogue{}};
+  return {shape_.down(), h_.get(), w2_.get(), y_.get(), down_workspace_.get(), Epilogue{},
+          BlockScaledOperands{}, BlockScaledOutput{}};
 }
 
 void MlpChain::capture_graph(cudaStream_t stream) {

@@ -80,9 +80,10 @@ TEST_P(LessonShapes, Correct) {
   const gemm::CheckResult first = runner.check(lesson);
   EXPECT_TRUE(first.against_cublas.passed())
       << "vs cuBLAS: " << first.against_cublas.summary(shape.problem.n);
-  if (first.against_cpu)
+  if (first.against_cpu) {
     EXPECT_TRUE(first.against_cpu->passed())
         << "vs fp64 CPU: " << first.against_cpu->summary(shape.problem.n);
+  }
 
   // The same inputs must give the same bits every time: a difference is a race (or, for Stream-K,
   // a summation order that depends on timing).
@@ -162,9 +163,10 @@ void expect_correct_and_repeatable(gemm::LessonRunner& runner, const Lesson& les
   const gemm::CheckResult result = runner.check(lesson);
   EXPECT_TRUE(result.against_cublas.passed())
       << "vs " << runner.reference_name(lesson) << ": " << result.against_cublas.summary(problem.n);
-  if (result.against_cpu)
+  if (result.against_cpu) {
     EXPECT_TRUE(result.against_cpu->passed())
         << "vs fp64 CPU: " << result.against_cpu->summary(problem.n);
+  }
   runner.check(lesson);
   EXPECT_EQ(runner.verify_current_output(*lesson.workload).output_hash, result.output_hash)
       << "two runs on the same inputs gave different outputs";
