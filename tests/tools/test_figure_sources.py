@@ -1078,6 +1078,59 @@ class DecodeSwapTable(unittest.TestCase):
             self.assertRegex(text, f"{words} {mean:.3f}")
 
 
+class ChainSentences(unittest.TestCase):
+    """Lesson 17's sentences about its H100 chain (chain_17.csv), the smaller model's chain
+    (chain_17_small.csv) and the H200 run before lesson 16's refit (chain_17_h200_c8093bd.csv)."""
+
+    def test_h100_chain(self):
+        data = SWEEPS / "chain_17.csv"
+        needs(LESSON_17, data)
+        rows = read_rows(data)
+        text = prose(LESSON_17)
+        saved = [float(row["stream_us"]) - float(row["dependent_us"]) for row in rows
+                 if int(row["tokens"]) <= 2048]
+        self.assertIn(f"saves {min(saved):.1f}-{max(saved):.1f} us per chain up to 2048 tokens",
+                      text)
+        self.assertIn(f"in all {min(saved):.1f}-{max(saved):.1f} us", text)
+        at_128 = next(row for row in rows if row["tokens"] == "128")
+        self.assertIn(f"ahead at 128 tokens ({rounded(at_128['dependent_over_cublaslt'], 3)})",
+                      text)
+        small = [row for row in rows if int(row["tokens"]) <= 512]
+        over = [float(row["dependent_over_stream"]) for row in small]
+        self.assertIn(f"Measured {min(over):.3f} to {max(over):.3f}", text)
+        dependent = [float(row["dependent_us"]) for row in small]
+        self.assertIn(f"of a dependent chain of {min(dependent):.0f}-{max(dependent):.0f} us", text)
+        every = [float(row["dependent_over_stream"]) for row in rows]
+        self.assertIn(f"at all seven counts ({min(every):.3f}-{max(every):.3f})", text)
+
+    def test_smaller_model(self):
+        data = SWEEPS / "chain_17_small.csv"
+        needs(LESSON_17, data)
+        by_tokens = {int(row["tokens"]): row for row in read_rows(data)}
+        text = prose(LESSON_17)
+        at_64, at_512, at_4096 = by_tokens[64], by_tokens[512], by_tokens[4096]
+        self.assertIn(f"the dependent chain takes {rounded(at_64['dependent_over_stream'], 3)} of "
+                      f"stream order at 64 tokens and **{rounded(at_512['dependent_over_stream'], 3)}"
+                      f"** at 512", text)
+        self.assertIn(f"the graph {rounded(at_64['graph_over_stream'], 3)} at 64", text)
+        def times(row):
+            return f"({float(row['dependent_us']):.1f} against {float(row['cublaslt_us']):.1f} us)"
+
+        self.assertIn(f"takes {rounded(at_64['dependent_over_cublaslt'], 2)} times its time at 64 "
+                      f"tokens {times(at_64)} and {rounded(at_512['dependent_over_cublaslt'], 2)} "
+                      f"times at 512 {times(at_512)}", text)
+        self.assertIn(f"and {rounded(at_4096['dependent_over_cublaslt'], 2)} times only at 4096 "
+                      f"tokens", text)
+
+    def test_h200_before_the_refit(self):
+        data = SWEEPS / "chain_17_h200_c8093bd.csv"
+        needs(LESSON_17, data)
+        rows = read_rows(data)
+        ratios = [rounded(row["dependent_over_cublaslt"], 3) for row in rows]
+        self.assertIn(f"gave {', '.join(ratios[:-1])} and {ratios[-1]}: the two runs differ",
+                      prose(LESSON_17))
+
+
 class ChainTimelineBlock(unittest.TestCase):
     """Lesson 17's timeline: the second run of each way in timeline_17_h200.txt, each line as the
     README gives it (spaces aside), and the sentences' figures at 128 tokens."""
