@@ -182,9 +182,7 @@ inline double estimate_ns(const gemm::KernelShape& shape, const gemm::StreamKPla
   // tensor cores run faster, by up to 1 + last_wave_speedup when it holds almost none.
   const int64_t gpu_workers = costs.sms >= shape.cluster_m ? costs.sms / shape.cluster_m : 1;
   const int64_t whole_tiles = plan.tiles - plan.sk_tiles;
-  const int64_t last_wave_tiles =
-      whole_tiles == 0 ? 0 : whole_tiles - (gemm::ceil_div<int64_t>(whole_tiles, gpu_workers) - 1) *
-                                               gpu_workers;
+  const int64_t last_wave_tiles = whole_tiles == 0 ? 0 : (whole_tiles - 1) % gpu_workers + 1;
   MachineCosts last_wave_costs = costs;
   last_wave_costs.macs_per_ns_per_sm *=
       1.0 + costs.last_wave_speedup * (1.0 - double(last_wave_tiles) / double(gpu_workers));

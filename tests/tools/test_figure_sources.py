@@ -1279,29 +1279,48 @@ class Fp8StandardTable(unittest.TestCase):
                       f"{max(float(row['error_over_allowed']) for row in measured):.3f}", text)
 
 
+# Rows that lesson 18's two profile tables share: the row's label, the metric, and how its value is
+# shown.
+SHARED_PROFILE_ROWS = {
+    "kernel duration": ("gpu__time_duration.sum", lambda v: f"{v / 1000:.1f} us"),
+    "bytes read from DRAM": ("dram__bytes_read.sum", lambda v: f"{v / 1e6:.1f} MB"),
+    "tensor pipe busy, of the active cycles": (
+        "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+        lambda v: f"{v:.1f}%"),
+    "instructions executed": ("smsp__inst_executed.sum", lambda v: f"{v / 1e6:.1f} M"),
+    "stall: fixed-latency wait, per issued instruction": (
+        "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", lambda v: f"{v:.2f}"),
+}
+
+
+def check_metric_rows(test, page, header, rows, left, right):
+    """Every row of the two-column table under `header`: a label of `rows` (its metric and how a
+    value is shown), then the metric's value on each side, `left(metric)` and `right(metric)`."""
+    lines = table_after(page, header)[2:]
+    test.assertEqual(len(lines), len(rows))
+    for line in lines:
+        label = cells_of(line)[0]
+        test.assertIn(label, rows, line)
+        metric, shown = rows[label]
+        test.assertEqual(line, table_line([label, shown(left(metric)), shown(right(metric))]))
+
+
 class Fp8ProfileTable(unittest.TestCase):
     """Lesson 18's profile table: each row a curated metric of the committed H200 references of
     lessons 15 and 18 (profiles/reference/h200/), in the unit the row shows."""
 
     HEADER = "| what | lesson 15 (bf16, 128 x 256) | lesson 18 (e4m3, 128 x 128) |"
     REFERENCES = REPOSITORY / "profiles" / "reference" / "h200"
-    ROWS = {  # the row's label: the metric, and how its value is shown
-        "kernel duration": ("gpu__time_duration.sum", lambda v: f"{v / 1000:.1f} us"),
-        "bytes read from DRAM": ("dram__bytes_read.sum", lambda v: f"{v / 1e6:.1f} MB"),
+    ROWS = {  # beside the shared rows: the row's label, the metric, and how its value is shown
+        **SHARED_PROFILE_ROWS,
         "L2 hit rate": ("lts__t_sector_hit_rate.pct", lambda v: f"{v:.1f}%"),
-        "tensor pipe busy, of the active cycles": (
-            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-            lambda v: f"{v:.1f}%"),
         "FMA pipe busy, of the active cycles": (
             "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", lambda v: f"{v:.1f}%"),
-        "instructions executed": ("smsp__inst_executed.sum", lambda v: f"{v / 1e6:.1f} M"),
         "instructions per cycle": ("sm__inst_issued.avg.per_cycle_active", lambda v: f"{v:.2f}"),
         "global-load sectors requested at L1": (
             "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", lambda v: f"{v:,.0f}"),
         "shared-memory load wavefronts": (
             "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", lambda v: f"{v:,.0f}"),
-        "stall: fixed-latency wait, per issued instruction": (
-            "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", lambda v: f"{v:.2f}"),
         "stall: math pipe throttle, per issued instruction": (
             "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
             lambda v: f"{v:.2f}"),
@@ -1311,14 +1330,7 @@ class Fp8ProfileTable(unittest.TestCase):
         needs(LESSON_18, self.REFERENCES / "lesson15.csv", self.REFERENCES / "lesson18.csv")
         bf16, fp8 = (compare.read_reference(self.REFERENCES / f"lesson{lesson}.csv", lesson)
                      for lesson in ("15", "18"))
-        lines = table_after(LESSON_18, self.HEADER)[2:]
-        self.assertEqual(len(lines), len(self.ROWS))
-        for line in lines:
-            label = cells_of(line)[0]
-            self.assertIn(label, self.ROWS, line)
-            metric, shown = self.ROWS[label]
-            self.assertEqual(line, table_line([label, shown(bf16.number(metric)),
-                                               shown(fp8.number(metric))]))
+        check_metric_rows(self, LESSON_18, self.HEADER, self.ROWS, bf16.number, fp8.number)
 
 
 class Fp8ProfileAt8192(unittest.TestCase):
@@ -1329,27 +1341,20 @@ class Fp8ProfileAt8192(unittest.TestCase):
     HEADER = ("| what | lesson 16 (bf16, 128 x 256, clusters of 2) "
               "| lesson 18 (e4m3, 128 x 128, alone) |")
     DATA = REPOSITORY / "profiles" / "reference" / "h200" / "lesson18_vs_16_8192.csv"
-    ROWS = {  # the row's label: the metric, and how its value is shown
-        "kernel duration": ("gpu__time_duration.sum", lambda v: f"{v / 1000:.1f} us"),
+    ROWS = {  # beside the shared rows: the row's label, the metric, and how its value is shown
+        **SHARED_PROFILE_ROWS,
         "SM clock": ("sm__cycles_elapsed.avg.per_second", lambda v: f"{v / 1e6:.0f} MHz"),
-        "tensor pipe busy, of the active cycles": (
-            "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-            lambda v: f"{v:.1f}%"),
         "L2 throughput, of its peak": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",
                                        lambda v: f"{v:.1f}%"),
         "L2 sectors read by the SMs": ("lts__t_sectors_srcunit_tex_op_read.sum",
                                        lambda v: f"{v / 1e6:.1f} M"),
-        "bytes read from DRAM": ("dram__bytes_read.sum", lambda v: f"{v / 1e6:.1f} MB"),
         "FMA pipe busy, of the active cycles": (
             "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", lambda v: f"{v:.1f}%"),
         "issue slots used, of the active cycles": (
             "smsp__issue_active.avg.pct_of_peak_sustained_active", lambda v: f"{v:.1f}%"),
-        "instructions executed": ("smsp__inst_executed.sum", lambda v: f"{v / 1e6:.1f} M"),
         "stall: dispatch, per issued instruction": (
             "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio",
             lambda v: f"{v:.2f}"),
-        "stall: fixed-latency wait, per issued instruction": (
-            "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", lambda v: f"{v:.2f}"),
     }
 
     def setUp(self):
@@ -1358,14 +1363,9 @@ class Fp8ProfileAt8192(unittest.TestCase):
                        for row in read_rows(self.DATA)}
 
     def test_rows(self):
-        lines = table_after(LESSON_18, self.HEADER)[2:]
-        self.assertEqual(len(lines), len(self.ROWS))
-        for line in lines:
-            label = cells_of(line)[0]
-            self.assertIn(label, self.ROWS, line)
-            metric, shown = self.ROWS[label]
-            bf16, fp8 = self.values[metric]
-            self.assertEqual(line, table_line([label, shown(bf16), shown(fp8)]))
+        check_metric_rows(self, LESSON_18, self.HEADER, self.ROWS,
+                          lambda metric: self.values[metric][0],
+                          lambda metric: self.values[metric][1])
 
     def test_sentences(self):
         text = prose(LESSON_18)
