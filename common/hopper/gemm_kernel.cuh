@@ -210,6 +210,12 @@ struct Configured {
   // lesson 14); a data-parallel one lets the hardware start clusters as SMs free up.
   static void launch(const GemmArgs& args, const StreamKPlan& plan, cudaStream_t stream,
                      int raster_group = 8) {
+    launch_with(params_of(args, plan, raster_group), stream);
+  }
+
+  // The two halves of launch, for a caller that adds to the parameters (lesson 19's mainloop).
+  static typename K::Params params_of(const GemmArgs& args, const StreamKPlan& plan,
+                                      int raster_group) {
     if (!K::Scheduler::can_run(plan))
       throw std::logic_error("a kernel was handed a plan its tile scheduler cannot run");
     const auto& p = args.problem;
@@ -219,6 +225,10 @@ struct Configured {
     params.schedule = {plan, int(ceil_div<int64_t>(p.m, Tile::kBlockM * Tile::kClusterM)),
                        int(ceil_div<int64_t>(p.n, Tile::kBlockN)), raster_group};
     params.workspace = Workspace::in(args.workspace, plan);
+    return params;
+  }
+  static void launch_with(const typename K::Params& params, cudaStream_t stream) {
+    const StreamKPlan& plan = params.schedule.plan;
     allow_dynamic_shared_memory<gemm_kernel<K>>(K::kSharedBytes);
     launch_clusters(gemm_kernel<K>, unsigned(plan.workers * Tile::kClusterM), Tile::kClusterM,
                     Tile::kThreads, K::kSharedBytes,

@@ -419,7 +419,7 @@ int run_rank(int rank, int gpus, const Options& options, const RankChannels& cha
   std::vector<std::vector<double>> timed_checks;  // and every rank's checks (kCheckFigures each)
   {
     // NEW in lesson 19: every rank's exchange buffers, mapped into this process.
-    const PeerMemory x_shards(exchange.x_shard.get(), comm, stream.get());
+    const PeerMemory x_shards(exchange.x_taken.get(), comm, stream.get());
     const PeerMemory receive_slots(exchange.receive_slots.get(), comm, stream.get());
     const PeerMemory x_gathered(exchange.x_gathered.get(), comm, stream.get());
     const PeerMemory flags(exchange.flags.get(), comm, stream.get());

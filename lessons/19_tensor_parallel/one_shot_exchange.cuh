@@ -45,6 +45,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/gemm.hpp"
+#include "common/multi_gpu/stream_flags.hpp"
 #include "common/ptx/grid_dependency.hpp"
 #include "common/ptx/memory_order.hpp"
 #include "lessons/19_tensor_parallel/plan.hpp"
@@ -61,6 +62,7 @@ enum Signal : int {
   kPartialLanded = 1,  // one-shot: this rank's rows of P are in their owners' receive slots
   kLayerStarted = 2,   // overlapped: this rank's shard is in place, its receive slots are free
   kPushesLanded = 3,   // overlapped: this rank's copy engines have pushed all its rows of P
+                       // (both signals given and awaited by streams, not kernels)
   kRanksAligned = 4,   // timing: this rank is about to start a timed run
   kSignals = 5
 };
@@ -305,6 +307,21 @@ class OneShotExchange {
   void barrier(Signal signal, uint32_t epoch, cudaStream_t stream) const {
     barrier_kernel<<<1, 1, 0, stream>>>(peers_, rank_, ranks_, signal, epoch);
     CUDA_CHECK(cudaGetLastError());
+  }
+
+  // NEW in lesson 19: the same two halves of a barrier given by a stream itself, with no kernel
+  // (common/multi_gpu/stream_flags.hpp), for a stream of copies that runs beside a persistent GEMM
+  // holding every SM. signal_from_stream: once this rank's earlier work on `stream` is done (its
+  // copies into other ranks' memory included: the driver fences before each write), tells every
+  // rank that this rank has reached `signal` of layer `epoch`. wait_on_stream: holds `stream`'s
+  // later work until every rank has.
+  void signal_from_stream(Signal signal, uint32_t epoch, cudaStream_t stream) const {
+    for (int q = 0; q < ranks_; ++q)
+      gemm::write_flag_after(stream, peers_.flags[q] + signal * kMostRanks + rank_, epoch);
+  }
+  void wait_on_stream(Signal signal, uint32_t epoch, cudaStream_t stream) const {
+    for (int q = 0; q < ranks_; ++q)
+      gemm::wait_for_flag(stream, peers_.flags[rank_] + signal * kMostRanks + q, epoch);
   }
 
   // Y_r (R x D) = the sum of rows [r R, (r+1) R) of every rank's partials (G R x D): each rank's

@@ -175,7 +175,7 @@ inline std::optional<std::string> contract_violation(const ShardLayout& layout) 
 // What each GEMM and each copy of one overlapped layer on rank `rank` works on, in the order the
 // rank issues them (for the timeline: the records of each kind come in that order).
 struct OverlappedSteps {
-  std::vector<std::string> gemms;   // 2 G c: the first GEMM's blocks, then the second's
+  std::vector<std::string> gemms;   // 1 + G c: the first GEMM (one launch), the second's blocks
   std::vector<std::string> copies;  // 2 (G - 1) c: the pulls, then the pushes
 };
 inline OverlappedSteps overlapped_steps(int rank, int gpus, int chunks) {
@@ -184,9 +184,7 @@ inline OverlappedSteps overlapped_steps(int rank, int gpus, int chunks) {
     return "rows of rank " + std::to_string(owner) +
            (chunks > 1 ? ", chunk " + std::to_string(chunk) : std::string());
   };
-  for (int step = 0; step < gpus; ++step)
-    for (int chunk = 0; chunk < chunks; ++chunk)
-      steps.gemms.push_back("GEMM 1, " + rows_of(first_gemm_rank(rank, step, gpus), chunk));
+  steps.gemms.push_back("GEMM 1, every row");
   for (int step = 0; step < gpus; ++step)
     for (int chunk = 0; chunk < chunks; ++chunk)
       steps.gemms.push_back("GEMM 2, " + rows_of(second_gemm_rank(rank, step, gpus), chunk));

@@ -72,6 +72,17 @@ inline int first_gemm_rank(int rank, int step, int gpus) { return (rank + step) 
 // rank's first, its own last.
 inline int second_gemm_rank(int rank, int step, int gpus) { return (rank + 1 + step) % gpus; }
 
+// NEW in lesson 19: the overlapped variant's own order of the gathered X, H and P (not NCCL's):
+// the ranks' rows in the order its first GEMM takes them, its own first (first_gemm_rank), so
+// that one launch of that GEMM starts on rows already here (arriving_rows_gemm.cuh). Row `row` of
+// the token order (of rank row / R) is row taken_row(...) there; its own rows stay in place, and on
+// one rank nothing moves.
+inline int64_t taken_row(const ShardLayout& layout, int rank, int64_t row) {
+  const int64_t r = layout.rows_per_rank();
+  const int64_t step = (row / r - rank + layout.gpus) % layout.gpus;
+  return step * r + row % r;
+}
+
 // A run of contiguous rows copied from one buffer to another.
 struct RowBlock {
   int64_t source_row = 0;

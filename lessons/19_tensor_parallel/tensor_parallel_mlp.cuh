@@ -29,6 +29,7 @@
 #include "common/multi_gpu/peer_memory.hpp"
 #include "common/references/epilogue_reference.hpp"
 #include "common/references/reference.hpp"
+#include "lessons/19_tensor_parallel/arriving_rows_gemm.cuh"
 #include "lessons/19_tensor_parallel/check_across_ranks.cuh"
 #include "lessons/19_tensor_parallel/one_shot_exchange.cuh"
 #include "lessons/19_tensor_parallel/plan.hpp"
@@ -73,16 +74,17 @@ struct LayerWeights {
 };
 
 // NEW in lesson 19: the buffers through which rows move between ranks, allocated once for the
-// largest token count and mapped into every other rank (PeerMemory): this rank's shard of X, which
-// the others pull (overlapped); its gathered X, G R x D, into which the others push their shards
-// (one-shot); its G receive slots of R x D, into which the others push their rows of Y_r (slot q:
+// largest token count and mapped into every other rank (PeerMemory): the overlapped variant's
+// gathered X in the order it takes the rows (rows.hpp: taken_row), whose first R rows are this
+// rank's shard of X, which every variant reads and the others pull (overlapped); its gathered X,
+// G R x D, in token order, into which the others push their shards (one-shot); its G receive slots of R x D, into which the others push their rows of Y_r (slot q:
 // from rank q); its flags (the one-shot exchange's signals, and the flag barriers of the
 // overlapped variant and of the timing); and the low-latency protocol's words, G slots of a shard
 // of at most kLowLatencyBytes each, one for the gather and one for the reduce. The flags and the
 // words are zeroed here, before any rank maps them (the first layer is epoch 1).
 struct ExchangeBuffers {
   ExchangeBuffers(const ShardLayout& largest, cudaStream_t stream)
-      : x_shard(size_t(largest.rows_per_rank() * largest.d_model)),
+      : x_taken(size_t(largest.padded_tokens() * largest.d_model)),
         x_gathered(size_t(largest.padded_tokens() * largest.d_model)),
         receive_slots(size_t(largest.gpus * largest.rows_per_rank() * largest.d_model)),
         flags(size_t(kFlagWords)),
@@ -94,7 +96,10 @@ struct ExchangeBuffers {
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
-  DeviceBuffer<bf16> x_shard, x_gathered, receive_slots;
+  // This rank's R x D rows of X: the layer's input, where every variant reads it.
+  bf16* x_shard() const { return x_taken.get(); }
+
+  DeviceBuffer<bf16> x_taken, x_gathered, receive_slots;
   DeviceBuffer<uint32_t> flags;
   DeviceBuffer<uint64_t> gather_words, reduce_words;
 };
@@ -116,11 +121,13 @@ class TensorParallelMlp {
       : layout_(layout), comm_(comm), weights_(weights), exchange_(exchange), gemms_(gemms),
         up_plan_(gemm::plan_launch(gemms, up_problem(layout.padded_tokens()))),
         down_plan_(gemm::plan_launch(gemms, down_problem(layout.padded_tokens()))),
-        chunk_up_plan_(gemm::plan_launch(gemms, up_problem(layout.rows_per_chunk()))),
+        arriving_up_plan_(ArrivingRowsGemm::plan(up_problem(layout.padded_tokens()))),
         chunk_down_plan_(gemm::plan_launch(gemms, down_problem(layout.rows_per_chunk()))),
         x_shards_(x_shards), receive_slots_(receive_slots), one_shot_(one_shot), stream_(stream),
-        copy_stream_(copy_stream), chunk_pulled_(size_t((layout.gpus - 1) * layout.chunks)),
+        copy_stream_(copy_stream), rows_landed_(size_t(layout.gpus * layout.chunks)),
         chunk_computed_(size_t((layout.gpus - 1) * layout.chunks)) {
+    // The pulls' flags start at 0: below every layer's epoch.
+    CUDA_CHECK(cudaMemsetAsync(rows_landed_.get(), 0, rows_landed_.bytes(), stream));
     const int64_t t = layout.tokens, d = layout.d_model, f = layout.ff_per_rank();
     const int64_t r = layout.rows_per_rank(), padded = layout.padded_tokens();
     x_alone_.resize(size_t(padded * d));
@@ -132,8 +139,8 @@ class TensorParallelMlp {
       // This rank's tokens, then rows of zeros up to R (plan.hpp: the padding).
       DeviceBuffer<bf16> x(size_t(t * d));
       gemm::fill_uniform(x.get(), x.size(), 4 * seed, stream);
-      CUDA_CHECK(cudaMemsetAsync(exchange.x_shard.get(), 0, size_t(r * d) * sizeof(bf16), stream));
-      CUDA_CHECK(cudaMemcpyAsync(exchange.x_shard.get(), x.get() + comm.rank() * r * d,
+      CUDA_CHECK(cudaMemsetAsync(exchange.x_shard(), 0, size_t(r * d) * sizeof(bf16), stream));
+      CUDA_CHECK(cudaMemcpyAsync(exchange.x_shard(), x.get() + comm.rank() * r * d,
                                  size_t(layout.tokens_of(comm.rank()) * d) * sizeof(bf16),
                                  cudaMemcpyDeviceToDevice, stream));
       CUDA_CHECK(cudaStreamSynchronize(stream));  // before x is freed
@@ -146,7 +153,7 @@ class TensorParallelMlp {
     };
     zeroed_workspace(up_workspace_, up_plan_);
     zeroed_workspace(down_workspace_, down_plan_);
-    zeroed_workspace(chunk_up_workspace_, chunk_up_plan_);
+    zeroed_workspace(arriving_up_workspace_, arriving_up_plan_);
     zeroed_workspace(chunk_down_workspace_, chunk_down_plan_);
     compute_reference();
   }
@@ -186,6 +193,8 @@ class TensorParallelMlp {
   gemm::VerifyReport check(Variant variant) {
     const int64_t slot_elements = layout_.rows_per_rank() * layout_.d_model;
     gemm::poison(x_gathered(), size_t(layout_.padded_tokens() * layout_.d_model), stream_);
+    gemm::poison(exchange_.x_taken.get() + slot_elements,  // all but this rank's shard
+                 size_t((layout_.gpus - 1) * slot_elements), stream_);
     gemm::poison(h_.get(), h_.size(), stream_);
     gemm::poison(partials(), partials_.size(), stream_);
     gemm::poison(exchange_.receive_slots.get(), size_t(layout_.gpus * slot_elements), stream_);
@@ -270,7 +279,7 @@ class TensorParallelMlp {
   // when the one before has finished, and no step overlaps another.
   void run_stream_order(cudaStream_t stream) {
     const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
-    NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered(), shard_elements, ncclBfloat16,
+    NCCL_CHECK(ncclAllGather(exchange_.x_shard(), x_gathered(), shard_elements, ncclBfloat16,
                              comm_.get(), stream));
     launch_gemms(x_gathered(), stream);
     NCCL_CHECK(ncclReduceScatter(partials(), y_.get(), shard_elements, ncclBfloat16, ncclSum,
@@ -284,7 +293,7 @@ class TensorParallelMlp {
   void run_one_shot(cudaStream_t stream) {
     const int64_t slot_elements = layout_.rows_per_rank() * layout_.d_model;
     const uint32_t epoch = one_shot_.next_epoch();
-    one_shot_.gather(exchange_.x_shard.get(), slot_elements, epoch, stream);
+    one_shot_.gather(exchange_.x_shard(), slot_elements, epoch, stream);
     launch_gemms(x_gathered(), stream);
     one_shot_.reduce(partials(), slot_elements, y_.get(), epoch, stream);
   }
@@ -292,7 +301,7 @@ class TensorParallelMlp {
   // The same with cuBLASLt's GEMMs (its GELU_BIAS epilogue, then the plain product).
   void run_cublas_nccl(cudaStream_t stream) {
     const size_t shard_elements = size_t(layout_.rows_per_rank() * layout_.d_model);
-    NCCL_CHECK(ncclAllGather(exchange_.x_shard.get(), x_gathered(), shard_elements,
+    NCCL_CHECK(ncclAllGather(exchange_.x_shard(), x_gathered(), shard_elements,
                              ncclBfloat16, comm_.get(), stream));
     const gemm::GemmArgs up = up_args(x_gathered(), 0, layout_.padded_tokens(), nullptr);
     const gemm::GemmArgs down = down_args(0, layout_.padded_tokens(), partials(), nullptr);
@@ -302,61 +311,56 @@ class TensorParallelMlp {
                                  comm_.get(), stream));
   }
 
-  // NEW in lesson 19: the layer rank by rank and chunk by chunk, the rows moved by the copy engines
-  // while the SMs run the GEMMs. Lesson 17's kernels are persistent and cooperative: each holds
-  // every SM with nearly all of its shared memory, so an NCCL kernel beside one would wait for it
-  // to end. The copy engines need no SM. The order (plan.hpp: first_gemm_rank, second_gemm_rank)
-  // starts with the rows this rank already has and ends with the rows it keeps, so that no GEMM
-  // waits for a copy at the start and no copy is left at the end. On rank 0 of 3, one chunk each:
+  // NEW in lesson 19: the layer with the rows moved by the copy engines while the SMs run the
+  // GEMMs. Lesson 17's kernels are persistent and cooperative: each holds every SM with nearly all
+  // of its shared memory, so an NCCL kernel beside one would wait for it to end. The copy engines
+  // need no SM, and the copy stream gives its signals and waits itself (stream_flags.hpp), so
+  // nothing on it waits for an SM either. The rows are in the order this rank takes them
+  // (rows.hpp: taken_row): its own first. The first GEMM is one launch over every row, whose
+  // producers wait for each block of rows to land before loading it (arriving_rows_gemm.cuh); the
+  // second runs rank block by rank block, the other ranks' rows first, each pushed to its owner
+  // while the next is computed, its own rows last, written straight into its own receive slot. On
+  // rank 0 of 3, one chunk each:
   //
-  //   copy engines:   [pull rows of 1][pull rows of 2]      [push rows of 1][push rows of 2][barrier]
-  //   SMs:          [GEMM 1: own][GEMM 1: 1][GEMM 1: 2][GEMM 2: 1][GEMM 2: 2][GEMM 2: own]        [sum]
+  //   copy stream: [barrier][pull rows of 1][pull rows of 2]     [push rows of 1][push rows of 2]
+  //   SMs:         [GEMM 1: own rows, then 1's and 2's as they land][GEMM 2: 1][GEMM 2: 2][GEMM 2: own]
+  //                                                                                      [wait][sum]
   void run_overlapped(cudaStream_t stream) {
     const int64_t d = layout_.d_model, rows = layout_.rows_per_chunk();
     const int64_t slot_elements = layout_.rows_per_rank() * d;
     const int rank = comm_.rank(), gpus = layout_.gpus, chunks = layout_.chunks;
     bf16* own_slot = exchange_.receive_slots.get() + rank * slot_elements;
-
-    // Barrier: every rank has its X shard in place, and has finished reading its receive slots
-    // (the sum of its previous run comes before this barrier in its stream). After it, this rank
-    // may read the others' shards and write into their slots. Through the one-shot exchange's
-    // flags: one crossing of NVLink, where NCCL's barrier costs several.
     const uint32_t epoch = one_shot_.next_epoch();
-    one_shot_.barrier(kLayerStarted, epoch, stream);
-    // The copy stream waits for the barrier.
+
+    // Barrier, on the copy stream alone: every rank has its shard in place and has finished
+    // reading its receive slots (the sum of its previous layer comes before layer_started_ in its
+    // stream). After it, this rank may pull the others' shards and push into their slots. The
+    // first GEMM does not wait for it: it starts on rows of this rank's own.
     CUDA_CHECK(cudaEventRecord(layer_started_.get(), stream));
     CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, layer_started_.get()));
+    one_shot_.signal_from_stream(kLayerStarted, epoch, copy_stream_);
+    one_shot_.wait_on_stream(kLayerStarted, epoch, copy_stream_);
 
     // The gather: the other ranks' rows, in the order the first GEMM takes them, chunk by chunk,
-    // into their rows of the gathered X. Each records an event for the GEMM that reads it.
+    // each followed by its block's flag.
     for (int step = 1; step < gpus; ++step) {
       const int source = first_gemm_rank(rank, step, gpus);
       for (int chunk = 0; chunk < chunks; ++chunk) {
         const RowBlock block = pulled_block(layout_, chunk, source);
-        CUDA_CHECK(cudaMemcpyAsync(x_gathered() + block.destination_row * d,
+        const int64_t taken = taken_row(layout_, rank, block.destination_row);
+        CUDA_CHECK(cudaMemcpyAsync(exchange_.x_taken.get() + taken * d,
                                    x_shards_.of<bf16>(source) + block.source_row * d,
                                    size_t(block.rows * d) * sizeof(bf16), cudaMemcpyDefault,
                                    copy_stream_));
-        CUDA_CHECK(cudaEventRecord(chunk_pulled_[copy_index(step, chunk)].get(), copy_stream_));
+        gemm::write_flag_after(copy_stream_, rows_landed_.get() + taken / rows, epoch);
       }
     }
 
-    // The first GEMM: its own rows read in place from its shard, then every other rank's once
-    // they have landed (the GEMM waits for the pull's event).
-    for (int step = 0; step < gpus; ++step) {
-      const int source = first_gemm_rank(rank, step, gpus);
-      for (int chunk = 0; chunk < chunks; ++chunk) {
-        const RowBlock block = pulled_block(layout_, chunk, source);
-        const bf16* x = exchange_.x_shard.get() + block.source_row * d;
-        if (step > 0) {
-          CUDA_CHECK(cudaStreamWaitEvent(stream, chunk_pulled_[copy_index(step, chunk)].get()));
-          x = x_gathered() + block.destination_row * d;
-        }
-        gemm::launch_planned(gemms_,
-                             up_args(x, block.destination_row, rows, chunk_up_workspace_.get()),
-                             chunk_up_plan_, stream);
-      }
-    }
+    // The first GEMM: one launch over every row, each block of rows loaded once it has landed.
+    const RowsArrival arrival{rows_landed_.get(), epoch, int(rows), chunks, gpus * chunks};
+    ArrivingRowsGemm::launch(
+        up_args(exchange_.x_taken.get(), 0, layout_.padded_tokens(), arriving_up_workspace_.get()),
+        arrival, arriving_up_plan_, stream);
 
     // The second GEMM: the other ranks' rows first, each pushed into this rank's slot of its
     // owner's receive buffer while the next is computed (the push waits for the GEMM's event);
@@ -365,17 +369,16 @@ class TensorParallelMlp {
       const int owner = second_gemm_rank(rank, step, gpus);
       for (int chunk = 0; chunk < chunks; ++chunk) {
         const RowBlock block = pushed_block(layout_, chunk, owner);
+        const int64_t taken = taken_row(layout_, rank, block.source_row);
         if (owner == rank) {
           gemm::launch_planned(gemms_,
-                               down_args(block.source_row, rows,
-                                         own_slot + block.destination_row * d,
+                               down_args(taken, rows, own_slot + block.destination_row * d,
                                          chunk_down_workspace_.get()),
                                chunk_down_plan_, stream);
           continue;
         }
-        bf16* partial = partials() + block.source_row * d;
-        gemm::launch_planned(gemms_,
-                             down_args(block.source_row, rows, partial, chunk_down_workspace_.get()),
+        bf16* partial = partials() + taken * d;
+        gemm::launch_planned(gemms_, down_args(taken, rows, partial, chunk_down_workspace_.get()),
                              chunk_down_plan_, stream);
         const Event& computed = chunk_computed_[copy_index(step + 1, chunk)];
         CUDA_CHECK(cudaEventRecord(computed.get(), stream));
@@ -386,21 +389,18 @@ class TensorParallelMlp {
                                    copy_stream_));
       }
     }
-    // Barrier (copy stream): every rank's pushes have completed, so every slot of every rank's
-    // receive buffer is written. The copy stream waits for the last GEMM first, so that the
-    // barrier's kernel never waits beside a GEMM for an SM (the sum after it needs the last GEMM
-    // anyway).
-    CUDA_CHECK(cudaEventRecord(gemms_done_.get(), stream));
-    CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, gemms_done_.get()));
-    one_shot_.barrier(kPushesLanded, epoch, copy_stream_);
-    // The compute stream waits for the barrier, then sums its slots into Y_r.
+    // Barrier: the copy stream tells every rank that its pushes have landed; the compute stream
+    // joins it, then waits until every rank's have, so that every slot of its receive buffer is
+    // written, and sums its slots into Y_r.
+    one_shot_.signal_from_stream(kPushesLanded, epoch, copy_stream_);
     CUDA_CHECK(cudaEventRecord(pushes_done_.get(), copy_stream_));
     CUDA_CHECK(cudaStreamWaitEvent(stream, pushes_done_.get()));
+    one_shot_.wait_on_stream(kPushesLanded, epoch, stream);
     sum_slots(exchange_.receive_slots.get(), layout_.gpus, slot_elements, y_.get(), stream);
   }
 
-  // The event of a copy: the pull or push of chunk `chunk` of the rank `step` (1 .. G-1) places
-  // away in the order of the GEMM that needs it.
+  // The event of a push: chunk `chunk` of the rank `step` (1 .. G-1) places away in the order of
+  // the second GEMM.
   size_t copy_index(int step, int chunk) const {
     return size_t((step - 1) * layout_.chunks + chunk);
   }
@@ -420,7 +420,7 @@ class TensorParallelMlp {
       gemm::Epilogue bias_gelu;
       bias_gelu.bias = weights_.b1.get() + slice * f;
       bias_gelu.activation = gemm::Activation::gelu;
-      cublaslt_.run({r, f, d}, exchange_.x_shard.get(), weights_.w1.get() + slice * f * d,
+      cublaslt_.run({r, f, d}, exchange_.x_shard(), weights_.w1.get() + slice * f * d,
                     bias_gelu, h_slice.get(), CUDA_R_16BF, stream_);
       CUDA_CHECK(cudaMemcpy2DAsync(w2_slice.get(), size_t(f) * sizeof(bf16),
                                    weights_.w2.get() + slice * f, size_t(ff) * sizeof(bf16),
@@ -437,19 +437,24 @@ class TensorParallelMlp {
   const LayerWeights& weights_;
   const ExchangeBuffers& exchange_;
   const gemm::Lesson& gemms_;
-  gemm::LaunchPlan up_plan_, down_plan_, chunk_up_plan_, chunk_down_plan_;  // all T rows, a chunk's
+  gemm::LaunchPlan up_plan_, down_plan_;       // all G R rows
+  gemm::LaunchPlan arriving_up_plan_;          // all G R rows, as they arrive (overlapped)
+  gemm::LaunchPlan chunk_down_plan_;           // a chunk's rows (overlapped)
   const PeerMemory& x_shards_;       // every rank's exchange_.x_shard
   const PeerMemory& receive_slots_;  // every rank's exchange_.receive_slots
   OneShotExchange& one_shot_;
   cudaStream_t stream_, copy_stream_;
   DeviceBuffer<bf16> x_alone_, h_, partials_, y_;  // the GEMMs alone's rows; H; P; Y_r
   DeviceBuffer<unsigned char> up_workspace_, down_workspace_;
-  DeviceBuffer<unsigned char> chunk_up_workspace_, chunk_down_workspace_;
+  DeviceBuffer<unsigned char> arriving_up_workspace_, chunk_down_workspace_;
   DeviceBuffer<float> reference_, magnitude_;
   gemm::EpilogueReference cublaslt_;
   gemm::CublasGemm cublas_;
-  Event layer_started_, gemms_done_, pushes_done_;
-  std::vector<Event> chunk_pulled_, chunk_computed_;  // one per chunk of every other rank
+  Event layer_started_, pushes_done_;
+  // Overlapped: block b of the taken order (a chunk of a rank's rows) has landed in this rank's
+  // x_taken once rows_landed_[b] holds the layer's epoch (the own rank's blocks: never written).
+  DeviceBuffer<uint32_t> rows_landed_;
+  std::vector<Event> chunk_computed_;  // one per chunk of every other rank
 };
 
 }  // namespace lesson19

@@ -249,19 +249,42 @@ TEST(TensorParallelRows, OwnRowsFirstInTheFirstGemmAndLastInTheSecond) {
 // The timeline names each GEMM and copy by the order the rank issues them.
 TEST(TensorParallelRows, TheTimelineNamesTheStepsInTheirOrder) {
   const lesson19::OverlappedSteps two = lesson19::overlapped_steps(0, 2, 1);
-  EXPECT_EQ(two.gemms, (std::vector<std::string>{"GEMM 1, rows of rank 0", "GEMM 1, rows of rank 1",
-                                                 "GEMM 2, rows of rank 1", "GEMM 2, rows of rank 0"}));
+  EXPECT_EQ(two.gemms, (std::vector<std::string>{"GEMM 1, every row", "GEMM 2, rows of rank 1",
+                                                 "GEMM 2, rows of rank 0"}));
   EXPECT_EQ(two.copies, (std::vector<std::string>{"pull rows of rank 1", "push rows of rank 1"}));
   const lesson19::OverlappedSteps three = lesson19::overlapped_steps(2, 3, 2);
-  ASSERT_EQ(three.gemms.size(), 12u);
+  ASSERT_EQ(three.gemms.size(), 7u);
   ASSERT_EQ(three.copies.size(), 8u);
-  EXPECT_EQ(three.gemms[0], "GEMM 1, rows of rank 2, chunk 0");
-  EXPECT_EQ(three.gemms[2], "GEMM 1, rows of rank 0, chunk 0");
-  EXPECT_EQ(three.gemms[6], "GEMM 2, rows of rank 0, chunk 0");
-  EXPECT_EQ(three.gemms[11], "GEMM 2, rows of rank 2, chunk 1");
+  EXPECT_EQ(three.gemms[0], "GEMM 1, every row");
+  EXPECT_EQ(three.gemms[1], "GEMM 2, rows of rank 0, chunk 0");
+  EXPECT_EQ(three.gemms[6], "GEMM 2, rows of rank 2, chunk 1");
   EXPECT_EQ(three.copies[0], "pull rows of rank 0, chunk 0");
   EXPECT_EQ(three.copies[7], "push rows of rank 1, chunk 1");
   EXPECT_TRUE(lesson19::overlapped_steps(0, 1, 4).copies.empty());
+}
+
+// The overlapped variant's order of rows: its own rank's rows first, then the next rank's, and
+// so on; a permutation of the rows that keeps each rank's block whole and in order.
+TEST(TensorParallelRows, TheTakenOrderStartsWithTheRanksOwnRows) {
+  for (const int gpus : {1, 2, 3, 4, 8})
+    for (const int64_t tokens : {int64_t(1), int64_t(7), int64_t(1000)}) {
+      lesson19::ShardLayout layout{tokens, 4096, 14336, gpus, 2};
+      const int64_t r = layout.rows_per_rank();
+      for (int rank = 0; rank < gpus; ++rank) {
+        std::vector<int> hits(size_t(layout.padded_tokens()), 0);
+        for (int64_t row = 0; row < layout.padded_tokens(); ++row) {
+          const int64_t taken = lesson19::taken_row(layout, rank, row);
+          ASSERT_GE(taken, 0);
+          ASSERT_LT(taken, layout.padded_tokens());
+          ++hits[size_t(taken)];
+          const int owner = int(row / r);
+          EXPECT_EQ(taken / r, (owner - rank + gpus) % gpus) << "row " << row << ", rank " << rank;
+          EXPECT_EQ(taken % r, row % r);
+        }
+        EXPECT_EQ(hits, std::vector<int>(hits.size(), 1)) << gpus << " GPUs, rank " << rank;
+        EXPECT_EQ(lesson19::taken_row(layout, rank, rank * r), 0);
+      }
+    }
 }
 
 // ---- The allowance for the partials' roundings -------------------------------------------------
