@@ -91,14 +91,16 @@ struct ArrivingRowsMainloop : gemm::hopper::Bf16Mainloop {
 };
 
 // One configuration of the first GEMM (its epilogue: the bias and GELU): a 128-row tile
-// BlockN wide, clusters of two, cooperative consumers, Stream-K for the last wave, as many stages
-// as fit: lesson 17's configurations of the same names, with the mainloop above.
-template <int BlockN>
+// BlockN wide, clusters of two, cooperative consumers, epilogue subtiles SubtileColumns wide,
+// Stream-K for the last wave, as many stages as fit: lesson 17's configurations of the same
+// names, with the mainloop above.
+template <int BlockN, int SubtileColumns = 64>
 struct ArrivingRowsConfiguration {
   using ConsumerKind = gemm::hopper::ConsumerKind;
   static constexpr int64_t kMinIterations = 8;
   template <int Stages>
-  using TileOf = gemm::hopper::KernelTile<128, BlockN, 2, Stages, ConsumerKind::cooperative, 64>;
+  using TileOf =
+      gemm::hopper::KernelTile<128, BlockN, 2, Stages, ConsumerKind::cooperative, SubtileColumns>;
   template <int Stages>
   using KernelOf = gemm::hopper::Kernel<
       TileOf<Stages>, ArrivingRowsMainloop,
@@ -154,13 +156,16 @@ class ArrivingRowsGemm {
   using Wide = ArrivingRowsConfiguration<256>;
   using Middle = ArrivingRowsConfiguration<192>;
   using Narrow = ArrivingRowsConfiguration<128>;
+  using Seven = ArrivingRowsConfiguration<224, 32>;  // 7168 = 32 x 224: two ranks' d_ff / 2
   static constexpr gemm::taught::ConfigurationEntry kEntries[] = {
       arriving_rows_entry<Wide>("128x256_c2_sk8"), arriving_rows_entry<Middle>("128x192_c2_sk8"),
-      arriving_rows_entry<Narrow>("128x128_c2_sk8")};
+      arriving_rows_entry<Narrow>("128x128_c2_sk8"),
+      arriving_rows_entry<Seven>("128x224_c2_sk8_s32")};
   static constexpr int kCount = int(std::size(kEntries));
   using Launch = void (*)(const gemm::GemmArgs&, const RowsArrival&, const gemm::StreamKPlan&,
                           cudaStream_t);
-  static constexpr Launch kLaunches[] = {&Wide::launch, &Middle::launch, &Narrow::launch};
+  static constexpr Launch kLaunches[] = {&Wide::launch, &Middle::launch, &Narrow::launch,
+                                         &Seven::launch};
 };
 
 }  // namespace lesson19
