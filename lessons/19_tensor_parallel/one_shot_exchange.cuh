@@ -62,7 +62,7 @@ enum Signal : int {
   kPartialLanded = 1,  // one-shot: this rank's rows of P are in their owners' receive slots
   kLayerStarted = 2,   // overlapped: this rank's shard is in place, its receive slots are free
   kPushesLanded = 3,   // overlapped: this rank's copy engines have pushed all its rows of P
-                       // (both signals given and awaited by streams, not kernels)
+                       // (both given by the copy stream itself: signal_from_stream)
   kRanksAligned = 4,   // timing: this rank is about to start a timed run
   kSignals = 5
 };
@@ -322,6 +322,10 @@ class OneShotExchange {
   void wait_on_stream(Signal signal, uint32_t epoch, cudaStream_t stream) const {
     for (int q = 0; q < ranks_; ++q)
       gemm::wait_for_flag(stream, peers_.flags[rank_] + signal * kMostRanks + q, epoch);
+  }
+  // This rank's flags of `signal`, one per rank, for a kernel that waits for them itself.
+  SlotsLanded landed(Signal signal, uint32_t epoch) const {
+    return {peers_.flags[rank_] + signal * kMostRanks, ranks_, epoch};
   }
 
   // Y_r (R x D) = the sum of rows [r R, (r+1) R) of every rank's partials (G R x D): each rank's

@@ -19,6 +19,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/gemm.hpp"
+#include "common/ptx/memory_order.hpp"
 
 namespace lesson19 {
 
@@ -48,9 +49,26 @@ __device__ inline uint4 pack_bf16x8(const float (&sum)[8]) {
                     pack_bf16(sum[4], sum[5]), pack_bf16(sum[6], sum[7]));
 }
 
-// Each thread sums 8 elements (one 16-byte vector) of every slot at a time.
+// NEW in lesson 19: when the sum may start. The overlapped variant's slots are written by the
+// other ranks' copy engines, and each rank's copy stream signals when its pushes have landed
+// (one flag per rank, holding the layer's epoch): the sum's blocks wait for those flags
+// themselves, so the stream runs the sum right after the last GEMM, with no wait of its own.
+struct SlotsLanded {
+  const uint32_t* flags = nullptr;  // one per sending rank; none: the slots are written already
+  int count = 0;
+  uint32_t epoch = 0;
+};
+
+// Each thread sums 8 elements (one 16-byte vector) of every slot at a time, once every flag of
+// `landed` holds its epoch (thread 0 of each block acquires them; the block barrier passes the
+// acquire on to the block's other threads).
 __global__ void sum_slots_kernel(const uint4* slots, int slot_count, int64_t vectors_per_slot,
-                                 uint4* y) {
+                                 uint4* y, SlotsLanded landed) {
+  if (threadIdx.x == 0)
+    for (int q = 0; q < landed.count; ++q)
+      while (int32_t(gemm::ptx::load_acquire_sys(landed.flags + q) - landed.epoch) < 0) {
+      }
+  __syncthreads();
   for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < vectors_per_slot;
        v += int64_t(gridDim.x) * blockDim.x) {
     float sum[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -59,16 +77,17 @@ __global__ void sum_slots_kernel(const uint4* slots, int slot_count, int64_t vec
   }
 }
 
-// Y (slot_elements bf16 values) = the sum of `slot_count` slots laid out one after the other.
-// slot_elements must be a multiple of 8 (R x D is: D is), and both buffers 16-byte aligned.
+// Y (slot_elements bf16 values) = the sum of `slot_count` slots laid out one after the other,
+// once they have landed. slot_elements must be a multiple of 8 (R x D is: D is), and both buffers
+// 16-byte aligned.
 inline void sum_slots(const gemm::bf16* slots, int slot_count, int64_t slot_elements,
-                      gemm::bf16* y, cudaStream_t stream) {
+                      gemm::bf16* y, cudaStream_t stream, const SlotsLanded& landed = {}) {
   const int64_t vectors = slot_elements / 8;
   const int threads = 256;
   const int blocks = int(std::min<int64_t>(gemm::ceil_div<int64_t>(vectors, threads), 2048));
   sum_slots_kernel<<<blocks, threads, 0, stream>>>(reinterpret_cast<const uint4*>(slots),
                                                    slot_count, vectors,
-                                                   reinterpret_cast<uint4*>(y));
+                                                   reinterpret_cast<uint4*>(y), landed);
   CUDA_CHECK(cudaGetLastError());
 }
 

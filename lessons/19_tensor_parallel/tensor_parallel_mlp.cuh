@@ -389,14 +389,14 @@ class TensorParallelMlp {
                                    copy_stream_));
       }
     }
-    // Barrier: the copy stream tells every rank that its pushes have landed; the compute stream
-    // joins it, then waits until every rank's have, so that every slot of its receive buffer is
-    // written, and sums its slots into Y_r.
+    // Barrier: the copy stream tells every rank that its pushes have landed, and the compute
+    // stream joins it (the layer ends when both streams have); the sum of this rank's slots into
+    // Y_r waits, in its blocks, until every rank's pushes have landed in them.
     one_shot_.signal_from_stream(kPushesLanded, epoch, copy_stream_);
     CUDA_CHECK(cudaEventRecord(pushes_done_.get(), copy_stream_));
     CUDA_CHECK(cudaStreamWaitEvent(stream, pushes_done_.get()));
-    one_shot_.wait_on_stream(kPushesLanded, epoch, stream);
-    sum_slots(exchange_.receive_slots.get(), layout_.gpus, slot_elements, y_.get(), stream);
+    sum_slots(exchange_.receive_slots.get(), layout_.gpus, slot_elements, y_.get(), stream,
+              one_shot_.landed(kPushesLanded, epoch));
   }
 
   // The event of a push: chunk `chunk` of the rank `step` (1 .. G-1) places away in the order of
