@@ -63,8 +63,10 @@ PICTURES = (
             ("--title", "Lesson 18 on an NVIDIA H200: 2026-11-29, commit 1f41f6b")),
     Picture(19, "docs/img/timeline_19_h200_8192.svg", timeline_svg,
             "profiles/sweeps/timeline_19_h200.txt", ("--tokens", "8192")),
+    Picture(19, "docs/img/timeline_19_h200_arriving_1024.svg", timeline_svg,
+            "profiles/sweeps/timeline_19_h200_arriving.txt", ("--tokens", "1024")),
     Picture(19, "docs/img/layer_19_h200.svg", layer_svg, "profiles/sweeps/layer_19_h200.csv",
-            ("--title", "Lesson 19's layer on two NVIDIA H200s: 2026-11-28, commit fed9846, rank 0")),
+            ("--title", "Lesson 19's layer on two NVIDIA H200s: 2026-11-29, commit dc05315, rank 0")),
     Picture(19, "docs/img/layer_19_h200x4.svg", layer_svg, "profiles/sweeps/layer_19_h200x4.csv",
             ("--title", "Lesson 19's layer on four NVIDIA H200s: 2026-11-28, commit fed9846, "
                         "rank 0")),

@@ -50,11 +50,12 @@ struct ShardLayout {
 
 // ---- Where the rows go in the overlapped variant -----------------------------------------------
 //
-// The gathered X, H and P are in token order, as NCCL's all-gather leaves them: rank q's rows are
-// rows [q R, (q+1) R), and chunk s of rank q is its rows s S .. (s+1) S. Rank r takes the ranks'
-// rows in turn:
-//   - the first GEMM starts with its own rows, which it reads from its shard with no copy, then
-//     takes rank r + 1's, r + 2's, ... (mod G), each as soon as the copy engines have pulled it;
+// The blocks below are in token order, as NCCL's all-gather leaves the gathered X: rank q's rows
+// are rows [q R, (q+1) R), and chunk s of rank q is its rows s S .. (s+1) S. (The overlapped
+// variant keeps its X, H and P in the order it takes them, and places each block there with
+// taken_row.) Rank r takes the ranks' rows in turn:
+//   - the first GEMM starts with its own rows, which need no copy, then takes rank r + 1's,
+//     r + 2's, ... (mod G), each as soon as the copy engines have pulled it;
 //   - the second GEMM takes the other ranks' rows first, r + 1's to r - 1's, so that each is
 //     pushed to its owner while the next is computed, and its own rows last: they stay, written
 //     straight into its own receive slot.
