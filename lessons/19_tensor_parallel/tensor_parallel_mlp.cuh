@@ -77,11 +77,12 @@ struct LayerWeights {
 // largest token count and mapped into every other rank (PeerMemory): the overlapped variant's
 // gathered X in the order it takes the rows (rows.hpp: taken_row), whose first R rows are this
 // rank's shard of X, which every variant reads and the others pull (overlapped); its gathered X,
-// G R x D, in token order, into which the others push their shards (one-shot); its G receive slots of R x D, into which the others push their rows of Y_r (slot q:
-// from rank q); its flags (the one-shot exchange's signals, and the flag barriers of the
-// overlapped variant and of the timing); and the low-latency protocol's words, G slots of a shard
-// of at most kLowLatencyBytes each, one for the gather and one for the reduce. The flags and the
-// words are zeroed here, before any rank maps them (the first layer is epoch 1).
+// G R x D, in token order, into which the others push their shards (one-shot); its G receive
+// slots of R x D, into which the others push their rows of Y_r (slot q: from rank q); its flags
+// (the one-shot exchange's signals, the overlapped variant's barriers and the timing's); and the
+// low-latency protocol's words, G slots of a shard of at most kLowLatencyBytes each, one for the
+// gather and one for the reduce. The flags and the words are zeroed here, before any rank maps
+// them (the first layer is epoch 1).
 struct ExchangeBuffers {
   ExchangeBuffers(const ShardLayout& largest, cudaStream_t stream)
       : x_taken(size_t(largest.padded_tokens() * largest.d_model)),
@@ -322,9 +323,9 @@ class TensorParallelMlp {
   // while the next is computed, its own rows last, written straight into its own receive slot. On
   // rank 0 of 3, one chunk each:
   //
-  //   copy stream: [barrier][pull rows of 1][pull rows of 2]     [push rows of 1][push rows of 2]
-  //   SMs:         [GEMM 1: own rows, then 1's and 2's as they land][GEMM 2: 1][GEMM 2: 2][GEMM 2: own]
-  //                                                                                      [wait][sum]
+  //   copy stream: [barrier][pull 1's rows][pull 2's rows]      [push 1's rows][push 2's rows]
+  //   SMs:         [GEMM 1: own rows, 1's and 2's as they land][GEMM 2: 1][GEMM 2: 2][GEMM 2: own]
+  //                                                                                        [sum]
   void run_overlapped(cudaStream_t stream) {
     const int64_t d = layout_.d_model, rows = layout_.rows_per_chunk();
     const int64_t slot_elements = layout_.rows_per_rank() * d;

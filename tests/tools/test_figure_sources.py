@@ -20,6 +20,7 @@ sys.path.insert(0, str(REPOSITORY / "profiles"))
 
 import compare  # noqa: E402  (after the path is set)
 import layer_table  # noqa: E402
+import sass_stalls  # noqa: E402
 
 SWEEPS = REPOSITORY / "profiles" / "sweeps"
 RESULTS_H100 = REPOSITORY / "docs" / "results" / "h100.csv"  # make bench's, the ladder's figures
@@ -1379,6 +1380,35 @@ class Fp8ProfileAt8192(unittest.TestCase):
         goal_ns = bf16 / 1.6
         self.assertIn(f"At 1.6 times lesson 16 ({goal_ns / 1000:.0f} us) with the same bytes, L2 "
                       f"would have to run at {l2 * fp8 / goal_ns:.0f}% of its peak", text)
+
+
+class Fp8MachineCodeStalls(unittest.TestCase):
+    """Lesson 18's "Where, in the machine code": the table is `sass_stalls.py loop` of
+    profiles/reference/h200/lesson18_sass_8192.csv, and the sentences' counts and shares are that
+    file's."""
+
+    DATA = REPOSITORY / "profiles" / "reference" / "h200" / "lesson18_sass_8192.csv"
+    INTEGER = ("IMAD", "R2UR", "VIADD", "LEA", "SEL", "LOP3", "ISETP", "SHF")
+
+    def setUp(self):
+        needs(LESSON_18, self.DATA)
+        self.rows = sass_stalls.read_rows(self.DATA.read_text(), self.DATA.name)
+        self.lines, self.summary = sass_stalls.loop_table(self.rows)
+
+    def test_table(self):
+        self.assertEqual(table_after(LESSON_18, self.lines[0]), self.lines)
+
+    def test_sentences(self):
+        text = prose(LESSON_18)
+        s = self.summary
+        self.assertIn(f"holds {s['samples'] / s['kernel_samples']:.0%} of the kernel's samples "
+                      f"({s['samples']:,} of {s['kernel_samples']:,}): {s['instructions']} "
+                      "instructions a pass", text)
+        loop = sass_stalls.hottest_loop(self.rows)
+        integer = [r for r in loop if sass_stalls.opcode(r["instruction"]) in self.INTEGER]
+        share = sum(r["samples"] for r in integer) / s["samples"]
+        self.assertIn(f"({', '.join(self.INTEGER)}: {len(integer)} of the {s['instructions']}) "
+                      f"take {share:.1%}", text)
 
 
 class Fp8CostTable(unittest.TestCase):
