@@ -957,6 +957,134 @@ class NcclLatencySentence(unittest.TestCase):
                       f"256 KB", prose(LESSON_19))
 
 
+class Lesson19OverlappedLayer(unittest.TestCase):
+    """Lesson 19's sentences on the overlapped layer: its timelines (timeline_19_h200_arriving.txt
+    at dc05315; timeline_19_h200_variants.txt, the design before) and the layer's CSVs
+    (layer_19_h200.csv at dc05315; layer_19_h200_fed9846.csv and layer_19_h200x4.csv before), rank
+    0's rows but for the checks' errors, which are every rank's."""
+
+    ARRIVING = SWEEPS / "timeline_19_h200_arriving.txt"
+    VARIANTS = SWEEPS / "timeline_19_h200_variants.txt"
+    TWO = SWEEPS / "layer_19_h200.csv"
+    BEFORE = SWEEPS / "layer_19_h200_fed9846.csv"
+    FOUR = SWEEPS / "layer_19_h200x4.csv"
+    ERRORS = ("stream_error", "one_shot_error", "overlapped_error", "cublaslt_nccl_error")
+
+    @staticmethod
+    def spans(path):
+        """{(tokens, the variant's first word, rank): [(lane, start, end, label)]}."""
+        spans, key = {}, None
+        for line in path.read_text().splitlines():
+            section = re.match(r"(\d+) tokens, (\S+)", line)
+            if section:
+                tokens, variant = int(section.group(1)), section.group(2)
+                continue
+            rank = re.match(r"rank (\d+):$", line)
+            if rank:
+                key = (tokens, variant, int(rank.group(1)))
+                spans[key] = []
+                continue
+            span = re.match(r"\s+(SMs|copy engine)\s+(-?[\d.]+) \.\.\s+([\d.]+)\s+(.+)$", line)
+            if span and key:
+                spans[key].append((span.group(1), float(span.group(2)), float(span.group(3)),
+                                   span.group(4)))
+        return spans
+
+    @staticmethod
+    def span_of(spans, label):
+        return next((start, end) for _, start, end, what in spans if what == label)
+
+    def duration(self, spans, label):
+        start, end = self.span_of(spans, label)
+        return end - start
+
+    @staticmethod
+    def rank0(path):
+        return {int(row["tokens"]): row for row in read_rows(path) if row["rank"] == "0"}
+
+    @staticmethod
+    def range_text(values, digits):
+        return f"{min(values):.{digits}f}-{max(values):.{digits}f}"
+
+    def setUp(self):
+        needs(LESSON_19, self.ARRIVING, self.VARIANTS, self.TWO, self.BEFORE, self.FOUR)
+        self.text = prose(LESSON_19)
+
+    def test_the_timelines(self):
+        now = self.spans(self.ARRIVING)
+        one = {t: self.duration(now[(t, "overlapped", 0)], "GEMM 1, every row") for t in (1024, 2048)}
+        stream = {t: self.duration(now[(t, "stream", 0)], "GEMM 1") for t in (1024, 2048)}
+        self.assertIn(f"one launch of the first GEMM took {one[2048]:.1f} us at 2048 tokens, "
+                      f"against {stream[2048]:.1f} for stream order's on the same rows, and "
+                      f"{one[1024]:.1f} at 1024 against {stream[1024]:.1f}", self.text)
+        self.assertIn(f"launch takes {one[1024]:.1f} us against {stream[1024]:.1f} for stream "
+                      "order's on the same rows", self.text)
+        gaps = []
+        for (tokens, variant, rank), spans in now.items():
+            if variant != "overlapped":
+                continue
+            on_sms = [span for span in spans if span[0] == "SMs"]
+            last = next(i for i, span in enumerate(on_sms) if span[3] == "sum of the slots")
+            gaps.append(on_sms[last][1] - on_sms[last - 1][2])
+        self.assertIn(f"which starts {self.range_text(gaps, 1)} us after the last GEMM ends",
+                      self.text)
+        rank0 = now[(1024, "overlapped", 0)]
+        second = (self.span_of(rank0, "GEMM 2, rows of rank 0")[1]
+                  - self.span_of(rank0, "GEMM 2, rows of rank 1")[0])
+        self.assertIn(f"which landed at {self.span_of(rank0, 'pull rows of rank 1')[1]:.1f} us there); "
+                      f"the second GEMM's two launches {second:.1f} us against "
+                      f"{self.duration(now[(1024, 'stream', 0)], 'GEMM 2'):.1f} for one; the sum of "
+                      f"the slots {self.duration(rank0, 'sum of the slots'):.1f} us", self.text)
+        before = sorted(self.duration([span], "flag barrier")
+                        for (_, variant, _), spans in self.spans(self.VARIANTS).items()
+                        if variant == "overlapped" for span in spans if span[3] == "flag barrier")
+        self.assertIn(f"where they took {before[0]:.1f}-{before[-2]:.1f} us each (two H200s, "
+                      f"commit f6dae06, timeline_19_h200_variants.txt; one end barrier at 8192 "
+                      f"tokens took {before[-1]:.0f} us)", self.text)
+
+    def test_the_layers_ranges(self):
+        two, before, four = self.rank0(self.TWO), self.rank0(self.BEFORE), self.rank0(self.FOUR)
+        def values(rows, column, tokens=lambda t: True):
+            return [float(row[column]) for t, row in rows.items() if tokens(t)]
+        text = self.text
+        self.assertIn(f"({self.range_text(values(two, 'layer_over_stream'), 2)} of it on two GPUs, "
+                      f"{self.range_text(values(four, 'layer_over_stream'), 2)} on four)", text)
+        self.assertIn(f"({self.range_text(values(two, 'layer_over_cublaslt'), 2)} on two, "
+                      f"{self.range_text(values(four, 'layer_over_cublaslt'), 2)} on four)", text)
+        small = lambda t: t <= 64
+        self.assertIn(f"{self.range_text(values(two, 'overlapped_over_stream', small), 2)} times "
+                      f"slower than stream order at 1-64 tokens on two GPUs "
+                      f"({self.range_text(values(four, 'overlapped_over_stream', small), 1)} on four",
+                      text)
+        self.assertIn(f"{self.range_text(values(two, 'one_shot_over_stream', small), 2)} of stream "
+                      f"order at 1-64 tokens on two GPUs, "
+                      f"{self.range_text(values(two, 'one_shot_over_stream', lambda t: 256 <= t <= 512), 2)}"
+                      f" at 256-512 ("
+                      f"{self.range_text(values(four, 'one_shot_over_stream', lambda t: t <= 512), 2)}"
+                      " on four)", text)
+        large = lambda t: t >= 1024
+        self.assertIn(f"{self.range_text(values(two, 'overlapped_over_stream', large), 2)} of stream "
+                      f"order on two GPUs "
+                      f"({self.range_text(values(before, 'overlapped_over_stream', large), 2)} at "
+                      "fed9846", text)
+        self.assertIn(f"met from 2048 tokens up on two GPUs "
+                      f"({self.range_text(values(two, 'layer_over_gemms_alone', lambda t: t >= 2048), 3)})"
+                      f" and missed at 1024 ({float(two[1024]['layer_over_gemms_alone']):.3f})", text)
+        self.assertIn(f"At fed9846 the same two GPUs gave "
+                      f"{self.range_text(values(before, 'layer_over_gemms_alone', large), 2)} from "
+                      f"1024 up", text)
+        self.assertIn(f"at fed9846: {self.range_text(values(four, 'layer_over_gemms_alone', large), 2)}"
+                      " from 1024 up", text)
+        self.assertIn(f"At 1-64 tokens the layer is "
+                      f"{self.range_text(values(two, 'layer_over_gemms_alone', small), 2)} times its "
+                      "GEMMs alone on two GPUs", text)
+        for path, marker in ((self.TWO, "(worst normalized error {}; a rank"),
+                             (self.FOUR, "worst normalized error {})")):
+            errors = [float(row[column]) for row in read_rows(path) for column in self.ERRORS
+                      if float(row[column]) > 0]
+            self.assertIn(marker.format(self.range_text(errors, 2)), text)
+
+
 class LayerTableTool(unittest.TestCase):
     """profiles/layer_table.py refuses what it cannot read, in one line."""
 
