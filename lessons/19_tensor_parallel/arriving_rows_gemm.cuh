@@ -19,8 +19,6 @@
 // The flags are written by the copy stream itself after each pull (gemm::write_flag_after: no
 // kernel, so nothing waits for an SM this GEMM holds), and hold the epoch of the layer that last
 // landed the rows, so they never need resetting.
-//
-// Graded instruction signature: none (lesson 19's exercise is rows.hpp)
 
 #include <algorithm>
 #include <cstdint>
@@ -41,28 +39,17 @@
 #include "common/ptx/fence.hpp"
 #include "common/ptx/memory_order.hpp"
 #include "common/schedule/machine_costs.hpp"
+#include "lessons/19_tensor_parallel/rows_arrival.hpp"
 
 namespace lesson19 {
-
-// Where the rows of A arrive: in blocks of `block_rows` rows (a chunk of one rank's rows), of which
-// the first `local_blocks` are this rank's own, in place before the launch; block b of the others
-// has landed once landed[b] holds `epoch` or a later layer's.
-struct RowsArrival {
-  const uint32_t* landed = nullptr;
-  uint32_t epoch = 0;
-  int block_rows = 1;
-  int local_blocks = 0;
-  int blocks = 0;  // every rank's: G c
-};
 
 #if defined(__CUDACC__)
 // The producer thread, before the loads of a work item whose tile holds rows [row0, row0 + rows) of
 // A: waits until every block of those rows has landed, then orders its TMA loads (the async proxy)
 // after the acquire (the generic proxy).
 __device__ inline void wait_for_rows(const RowsArrival& arrival, int row0, int rows) {
-  const int first = max(row0 / arrival.block_rows, arrival.local_blocks);
-  const int last = min((row0 + rows - 1) / arrival.block_rows, arrival.blocks - 1);
-  for (int block = first; block <= last; ++block)
+  const BlocksToWaitFor wait = blocks_to_wait_for(arrival, row0, rows);
+  for (int block = wait.first; block <= wait.last; ++block)
     while (int32_t(gemm::ptx::load_acquire_sys(arrival.landed + block) - arrival.epoch) < 0) {
     }
   gemm::ptx::fence_proxy_async_global();

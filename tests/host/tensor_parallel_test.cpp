@@ -19,6 +19,7 @@
 
 #include "lessons/19_tensor_parallel/plan.hpp"
 #include "lessons/19_tensor_parallel/rehearsal.hpp"
+#include "lessons/19_tensor_parallel/rows_arrival.hpp"
 #include "common/multi_gpu/ranks.hpp"
 
 namespace {
@@ -285,6 +286,28 @@ TEST(TensorParallelRows, TheTakenOrderStartsWithTheRanksOwnRows) {
         EXPECT_EQ(lesson19::taken_row(layout, rank, rank * r), 0);
       }
     }
+}
+
+// The first GEMM's tiles wait for the blocks of other ranks' rows they hold: none of their own
+// rank's, both blocks a tile straddles, and none past A's last block.
+TEST(TensorParallelRows, ATileWaitsForTheOtherRanksBlocksItHolds) {
+  // Two ranks, two chunks of 96 rows each: blocks 0-1 this rank's, 2-3 the other's.
+  const lesson19::RowsArrival arrival{nullptr, 1, 96, 2, 4};
+  const auto waits = [&](int row0, int rows) {
+    const lesson19::BlocksToWaitFor wait = lesson19::blocks_to_wait_for(arrival, row0, rows);
+    return std::vector<int>{wait.first, wait.last};
+  };
+  EXPECT_GT(lesson19::blocks_to_wait_for(arrival, 0, 128).first,
+            lesson19::blocks_to_wait_for(arrival, 0, 128).last);  // its own rows only
+  EXPECT_EQ(waits(128, 128), (std::vector<int>{2, 2}));            // rows 128-255: blocks 1-2
+  EXPECT_EQ(waits(256, 128), (std::vector<int>{2, 3}));            // rows 256-383: blocks 2-3
+  EXPECT_EQ(waits(384, 128), (std::vector<int>{4, 3}));            // past the last block: none
+  // One GPU: every block is its own.
+  const lesson19::RowsArrival alone{nullptr, 1, 64, 3, 3};
+  for (int row0 = 0; row0 < 192; row0 += 64) {
+    const lesson19::BlocksToWaitFor wait = lesson19::blocks_to_wait_for(alone, row0, 128);
+    EXPECT_GT(wait.first, wait.last) << row0;
+  }
 }
 
 // ---- The allowance for the partials' roundings -------------------------------------------------
