@@ -9,8 +9,8 @@
 // have landed them. The rows are laid out in the order the GEMM takes them (rows.hpp:
 // taken_row): this rank's own first, then rank r + 1's, and so on; the grouped order of the tiles
 // (lesson 13) walks bands of one rank's rows where M is the shorter side, so the first tiles of the
-// grid are on rows that are already here, and by the time the grid reaches a band of another rank's
-// rows, its pull has long landed.
+// grid are on rows that are already here, and the other ranks' pulls land while it works on them
+// (mostly: the README's timelines show where a tile still waits).
 //
 //   copy stream:  [pull rank r+1's rows][landed[1] = epoch][pull rank r+2's rows][landed[2] = ...]
 //   producer of a block whose tile holds rank r+1's rows:  wait until landed[1] holds the epoch,
