@@ -1085,6 +1085,23 @@ class Lesson19OverlappedLayer(unittest.TestCase):
             self.assertIn(marker.format(self.range_text(errors, 2)), text)
 
 
+class Lesson19BandExercise(unittest.TestCase):
+    """Lesson 19's exercise on the band of the first GEMM's grid: its figures are
+    arriving_band_19_h200.csv's (rank 0, as the program printed them)."""
+
+    DATA = SWEEPS / "arriving_band_19_h200.csv"
+
+    def test_figures(self):
+        needs(LESSON_19, self.DATA)
+        ratio = {(row["band"], int(row["tokens"])): row["layer_over_gemms_alone"]
+                 for row in read_rows(self.DATA)}
+        own, eight = "one rank's rows", "8 cluster rows"
+        self.assertIn(f"the layer over its GEMMs alone {ratio[(own, 1024)]} and {ratio[(own, 2048)]} "
+                      f"with bands of one rank's rows, {ratio[(eight, 1024)]} and "
+                      f"{ratio[(eight, 2048)]} with bands of 8, and {ratio[(own, 8192)]} against "
+                      f"{ratio[(eight, 8192)]} at 8192 tokens", prose(LESSON_19))
+
+
 class LayerTableTool(unittest.TestCase):
     """profiles/layer_table.py refuses what it cannot read, in one line."""
 
