@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/cuda_check.hpp"
+#include "common/driver_entry_point.hpp"
 
 namespace gemm {
 namespace {
@@ -51,22 +52,11 @@ ElementFacts facts_of(MapElement element) {
   throw std::invalid_argument("tensor map: " + rule);
 }
 
-// cuTensorMapEncodeTiled, a driver function, found through the runtime so that nothing links
-// libcuda. Looked up once per process: lessons build their tensor maps at every launch.
+// cuTensorMapEncodeTiled, a driver function (common/driver_entry_point.hpp). Looked up once per
+// process: lessons build their tensor maps at every launch.
 PFN_cuTensorMapEncodeTiled_v12000 encode_tiled_function() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 function = [] {
-    // CUDA 13 removed the unversioned PFN_cuTensorMapEncodeTiled: ask for the ABI of CUDA 12.0.
-    void* found = nullptr;
-    cudaDriverEntryPointQueryResult query_result{};
-    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &found, 12000,
-                                                cudaEnableDefault, &query_result));
-    if (query_result != cudaDriverEntryPointSuccess || found == nullptr)
-      throw_cuda_error("cudaGetDriverEntryPointByVersion(\"cuTensorMapEncodeTiled\", 12000)",
-                       "the CUDA driver does not provide cuTensorMapEncodeTiled (query result " +
-                           std::to_string(int(query_result)) + "); TMA needs driver 12.0 or newer",
-                       __FILE__, __LINE__);
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(found);
-  }();
+  static const auto function = driver_entry_point<PFN_cuTensorMapEncodeTiled_v12000>(
+      "cuTensorMapEncodeTiled", "TMA needs driver 12.0 or newer");
   return function;
 }
 
