@@ -27,6 +27,8 @@ import re
 import sys
 from collections import Counter
 
+from svg_picture import csv_rows
+
 # The reasons a reduced file keeps, as ncu names them, and as the table names them.
 REASONS = (("stall_dispatch", "dispatch"), ("stall_selected", "selected"),
            ("stall_wait", "fixed-latency wait"), ("stall_long_sb", "long scoreboard"),
@@ -71,10 +73,8 @@ def write_rows(rows, out):
 
 
 def read_rows(text, origin="stalls"):
-    rows = list(csv.DictReader(io.StringIO(text)))
-    if not rows or set(COLUMNS) - set(rows[0]):
-        raise StallsError(f"{origin}: needs the columns {', '.join(COLUMNS)} (sass_stalls.py "
-                          "reduce writes them)")
+    rows = [row for _, row in csv_rows(text, COLUMNS, StallsError, origin,
+                                       "sass_stalls.py reduce writes them")]
     for row in rows:
         for name in COLUMNS[2:]:
             row[name] = int(row[name])
