@@ -21,6 +21,7 @@ sys.path.insert(0, str(REPOSITORY / "profiles"))
 import compare  # noqa: E402  (after the path is set)
 import layer_table  # noqa: E402
 import sass_stalls  # noqa: E402
+import timeline_svg  # noqa: E402
 
 SWEEPS = REPOSITORY / "profiles" / "sweeps"
 RESULTS_H100 = REPOSITORY / "docs" / "results" / "h100.csv"  # make bench's, the ladder's figures
@@ -971,31 +972,19 @@ class Lesson19OverlappedLayer(unittest.TestCase):
     ERRORS = ("stream_error", "one_shot_error", "overlapped_error", "cublaslt_nccl_error")
 
     @staticmethod
-    def spans(path):
-        """{(tokens, the variant's first word, rank): [(lane, start, end, label)]}."""
-        spans, key = {}, None
-        for line in path.read_text().splitlines():
-            section = re.match(r"(\d+) tokens, (\S+)", line)
-            if section:
-                tokens, variant = int(section.group(1)), section.group(2)
-                continue
-            rank = re.match(r"rank (\d+):$", line)
-            if rank:
-                key = (tokens, variant, int(rank.group(1)))
-                spans[key] = []
-                continue
-            span = re.match(r"\s+(SMs|copy engine)\s+(-?[\d.]+) \.\.\s+([\d.]+)\s+(.+)$", line)
-            if span and key:
-                spans[key].append((span.group(1), float(span.group(2)), float(span.group(3)),
-                                   span.group(4)))
-        return spans
+    def bars(path, tokens, variant, rank, lane="SMs"):
+        """One rank's bars of one lane at `tokens` tokens, as timeline_svg.py reads the file (a row
+        per variant, rank and lane, named "<variant>: rank <r>, <lane>"), in file order."""
+        chart = timeline_svg.read_timeline(path.read_text(), tokens, path.name)
+        return next(row.bars for row in chart.rows
+                    if row.name.startswith(variant) and row.name.endswith(f": rank {rank}, {lane}"))
 
     @staticmethod
-    def span_of(spans, label):
-        return next((start, end) for _, start, end, what in spans if what == label)
+    def span_of(bars, label):
+        return next((bar.start, bar.end) for bar in bars if bar.label == label)
 
-    def duration(self, spans, label):
-        start, end = self.span_of(spans, label)
+    def duration(self, bars, label):
+        start, end = self.span_of(bars, label)
         return end - start
 
     @staticmethod
@@ -1011,33 +1000,35 @@ class Lesson19OverlappedLayer(unittest.TestCase):
         self.text = prose(LESSON_19)
 
     def test_the_timelines(self):
-        now = self.spans(self.ARRIVING)
-        one = {t: self.duration(now[(t, "overlapped", 0)], "GEMM 1, every row") for t in (1024, 2048)}
-        stream = {t: self.duration(now[(t, "stream", 0)], "GEMM 1") for t in (1024, 2048)}
+        def sms(tokens, variant, rank=0):
+            return self.bars(self.ARRIVING, tokens, variant, rank)
+        one = {t: self.duration(sms(t, "overlapped"), "GEMM 1, every row") for t in (1024, 2048)}
+        stream = {t: self.duration(sms(t, "stream"), "GEMM 1") for t in (1024, 2048)}
         self.assertIn(f"one launch of the first GEMM took {one[2048]:.1f} us at 2048 tokens, "
                       f"against {stream[2048]:.1f} for stream order's on the same rows, and "
                       f"{one[1024]:.1f} at 1024 against {stream[1024]:.1f}", self.text)
         self.assertIn(f"launch takes {one[1024]:.1f} us against {stream[1024]:.1f} for stream "
                       "order's on the same rows", self.text)
         gaps = []
-        for (tokens, variant, rank), spans in now.items():
-            if variant != "overlapped":
-                continue
-            on_sms = [span for span in spans if span[0] == "SMs"]
-            last = next(i for i, span in enumerate(on_sms) if span[3] == "sum of the slots")
-            gaps.append(on_sms[last][1] - on_sms[last - 1][2])
+        for tokens in (1024, 2048, 8192):
+            for rank in (0, 1):
+                bars = sms(tokens, "overlapped", rank)
+                last = next(i for i, bar in enumerate(bars) if bar.label == "sum of the slots")
+                gaps.append(bars[last].start - bars[last - 1].end)
         self.assertIn(f"which starts {self.range_text(gaps, 1)} us after the last GEMM ends",
                       self.text)
-        rank0 = now[(1024, "overlapped", 0)]
+        rank0 = sms(1024, "overlapped")
+        pull = self.bars(self.ARRIVING, 1024, "overlapped", 0, lane="copy engine")
         second = (self.span_of(rank0, "GEMM 2, rows of rank 0")[1]
                   - self.span_of(rank0, "GEMM 2, rows of rank 1")[0])
-        self.assertIn(f"which landed at {self.span_of(rank0, 'pull rows of rank 1')[1]:.1f} us there); "
+        self.assertIn(f"which landed at {self.span_of(pull, 'pull rows of rank 1')[1]:.1f} us there); "
                       f"the second GEMM's two launches {second:.1f} us against "
-                      f"{self.duration(now[(1024, 'stream', 0)], 'GEMM 2'):.1f} for one; the sum of "
+                      f"{self.duration(sms(1024, 'stream'), 'GEMM 2'):.1f} for one; the sum of "
                       f"the slots {self.duration(rank0, 'sum of the slots'):.1f} us", self.text)
-        before = sorted(self.duration([span], "flag barrier")
-                        for (_, variant, _), spans in self.spans(self.VARIANTS).items()
-                        if variant == "overlapped" for span in spans if span[3] == "flag barrier")
+        before = sorted(bar.end - bar.start
+                        for tokens in (1, 64, 2048, 8192) for rank in (0, 1)
+                        for bar in self.bars(self.VARIANTS, tokens, "overlapped", rank)
+                        if bar.label == "flag barrier")
         self.assertIn(f"where they took {before[0]:.1f}-{before[-2]:.1f} us each (two H200s, "
                       f"commit f6dae06, timeline_19_h200_variants.txt; one end barrier at 8192 "
                       f"tokens took {before[-1]:.0f} us)", self.text)
