@@ -1418,15 +1418,24 @@ class Fp8StandardTable(unittest.TestCase):
 
 # Rows that lesson 18's two profile tables share: the row's label, the metric, and how its value is
 # shown.
+# How a profile table shows a metric's value: a percentage, or a ratio per instruction.
+def one_decimal_percent(value):
+    return f"{value:.1f}%"
+
+
+def two_decimals(value):
+    return f"{value:.2f}"
+
+
 SHARED_PROFILE_ROWS = {
     "kernel duration": ("gpu__time_duration.sum", lambda v: f"{v / 1000:.1f} us"),
     "bytes read from DRAM": ("dram__bytes_read.sum", lambda v: f"{v / 1e6:.1f} MB"),
     "tensor pipe busy, of the active cycles": (
         "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-        lambda v: f"{v:.1f}%"),
+        one_decimal_percent),
     "instructions executed": ("smsp__inst_executed.sum", lambda v: f"{v / 1e6:.1f} M"),
     "stall: fixed-latency wait, per issued instruction": (
-        "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", lambda v: f"{v:.2f}"),
+        "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", two_decimals),
 }
 
 
@@ -1450,17 +1459,17 @@ class Fp8ProfileTable(unittest.TestCase):
     REFERENCES = REPOSITORY / "profiles" / "reference" / "h200"
     ROWS = {  # beside the shared rows: the row's label, the metric, and how its value is shown
         **SHARED_PROFILE_ROWS,
-        "L2 hit rate": ("lts__t_sector_hit_rate.pct", lambda v: f"{v:.1f}%"),
+        "L2 hit rate": ("lts__t_sector_hit_rate.pct", one_decimal_percent),
         "FMA pipe busy, of the active cycles": (
-            "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", lambda v: f"{v:.1f}%"),
-        "instructions per cycle": ("sm__inst_issued.avg.per_cycle_active", lambda v: f"{v:.2f}"),
+            "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", one_decimal_percent),
+        "instructions per cycle": ("sm__inst_issued.avg.per_cycle_active", two_decimals),
         "global-load sectors requested at L1": (
             "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", lambda v: f"{v:,.0f}"),
         "shared-memory load wavefronts": (
             "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", lambda v: f"{v:,.0f}"),
         "stall: math pipe throttle, per issued instruction": (
             "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
-            lambda v: f"{v:.2f}"),
+            two_decimals),
     }
 
     def test_rows(self):
@@ -1482,16 +1491,16 @@ class Fp8ProfileAt8192(unittest.TestCase):
         **SHARED_PROFILE_ROWS,
         "SM clock": ("sm__cycles_elapsed.avg.per_second", lambda v: f"{v / 1e6:.0f} MHz"),
         "L2 throughput, of its peak": ("lts__throughput.avg.pct_of_peak_sustained_elapsed",
-                                       lambda v: f"{v:.1f}%"),
+                                       one_decimal_percent),
         "L2 sectors read by the SMs": ("lts__t_sectors_srcunit_tex_op_read.sum",
                                        lambda v: f"{v / 1e6:.1f} M"),
         "FMA pipe busy, of the active cycles": (
-            "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", lambda v: f"{v:.1f}%"),
+            "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", one_decimal_percent),
         "issue slots used, of the active cycles": (
-            "smsp__issue_active.avg.pct_of_peak_sustained_active", lambda v: f"{v:.1f}%"),
+            "smsp__issue_active.avg.pct_of_peak_sustained_active", one_decimal_percent),
         "stall: dispatch, per issued instruction": (
             "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio",
-            lambda v: f"{v:.2f}"),
+            two_decimals),
     }
 
     def setUp(self):
